@@ -1,0 +1,134 @@
+#include "k8s/json/value.hpp"
+
+#include <charconv>
+#include <cmath>
+
+namespace kozmo::json {
+namespace {
+
+constexpr char hex[] = "0123456789abcdef";
+
+void write_number(std::string& out, double d) {
+  if (!std::isfinite(d)) { // JSON has no NaN/Inf; Go refuses them, we write null.
+    out += "null";
+    return;
+  }
+  if (d == std::floor(d) && std::fabs(d) < 1e15) {
+    char buf[32];
+    auto r = std::to_chars(buf, buf + sizeof buf, static_cast<long long>(d));
+    out.append(buf, r.ptr);
+    return;
+  }
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, d);
+  out.append(buf, r.ptr);
+}
+
+void write(std::string& out, const value& v, int indent, int depth);
+
+void newline(std::string& out, int indent, int depth) {
+  if (indent <= 0)
+    return;
+  out += '\n';
+  out.append(static_cast<std::size_t>(indent * depth), ' ');
+}
+
+void write(std::string& out, const value& v, int indent, int depth) {
+  switch (v.type()) {
+  case value::kind::null: out += "null"; return;
+  case value::kind::boolean: out += v.as_bool() ? "true" : "false"; return;
+  case value::kind::integer: {
+    char buf[24];
+    auto r = std::to_chars(buf, buf + sizeof buf, v.as_int());
+    out.append(buf, r.ptr);
+    return;
+  }
+  case value::kind::number: write_number(out, v.as_double()); return;
+  case value::kind::string: write_string(out, v.as_string()); return;
+  case value::kind::array: {
+    const auto& a = v.as_array();
+    out += '[';
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (i)
+        out += ',';
+      newline(out, indent, depth + 1);
+      write(out, a[i], indent, depth + 1);
+    }
+    if (!a.empty())
+      newline(out, indent, depth);
+    out += ']';
+    return;
+  }
+  case value::kind::object: {
+    const auto& o = v.as_object();
+    out += '{';
+    bool first = true;
+    for (const auto& [k, m] : o) {
+      if (!first)
+        out += ',';
+      first = false;
+      newline(out, indent, depth + 1);
+      write_string(out, k);
+      out += indent > 0 ? ": " : ":";
+      write(out, m, indent, depth + 1);
+    }
+    if (!o.empty())
+      newline(out, indent, depth);
+    out += '}';
+    return;
+  }
+  }
+}
+
+} // namespace
+
+void write_string(std::string& out, std::string_view s) {
+  out += '"';
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    auto c = static_cast<unsigned char>(s[i]);
+    switch (c) {
+    case '"': out += "\\\""; continue;
+    case '\\': out += "\\\\"; continue;
+    case '\n': out += "\\n"; continue;
+    case '\r': out += "\\r"; continue;
+    case '\t': out += "\\t"; continue;
+    case '<': case '>': case '&':
+      out += "\\u00";
+      out += hex[c >> 4];
+      out += hex[c & 0xf];
+      continue;
+    default: break;
+    }
+    if (c < 0x20) {
+      out += "\\u00";
+      out += hex[c >> 4];
+      out += hex[c & 0xf];
+      continue;
+    }
+    // U+2028 / U+2029 (E2 80 A8 / E2 80 A9) break JavaScript; Go escapes them.
+    if (c == 0xE2 && i + 2 < s.size() && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
+        (static_cast<unsigned char>(s[i + 2]) == 0xA8 || static_cast<unsigned char>(s[i + 2]) == 0xA9)) {
+      out += static_cast<unsigned char>(s[i + 2]) == 0xA8 ? "\\u2028" : "\\u2029";
+      i += 2;
+      continue;
+    }
+    out += static_cast<char>(c);
+  }
+  out += '"';
+}
+
+void dump_to(std::string& out, const value& v) { write(out, v, 0, 0); }
+
+std::string dump(const value& v) {
+  std::string out;
+  dump_to(out, v);
+  return out;
+}
+
+std::string dump_pretty(const value& v, int indent) {
+  std::string out;
+  write(out, v, indent, 0);
+  return out;
+}
+
+} // namespace kozmo::json

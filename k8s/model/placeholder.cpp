@@ -1,0 +1,1 @@
+namespace kozmo::k8s {}
