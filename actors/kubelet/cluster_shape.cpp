@@ -1,0 +1,153 @@
+#include "actors/kubelet/cluster_shape.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+namespace kozmo::kubelet {
+namespace {
+
+void assign_addresses(cluster_shape& c) {
+  for (std::size_t i = 0; i < c.nodes.size(); ++i) {
+    auto& n = c.nodes[i];
+    // 10.0.x.y for node IPs and 10.244.i.0/24 for pods: enough for 65k nodes.
+    n.internal_ip = "10.0." + std::to_string((i + 1) / 256) + "." + std::to_string((i + 1) % 256);
+    n.pod_cidr = "10." + std::to_string(244 + i / 256) + "." + std::to_string(i % 256) + ".0/24";
+  }
+}
+
+} // namespace
+
+cluster_shape uniform_cluster(int count, int gpus, const std::string& prefix) {
+  cluster_shape c;
+  for (int i = 0; i < count; ++i) {
+    node_shape n;
+    n.name = prefix + "-" + std::to_string(i);
+    n.gpus = gpus;
+    c.nodes.push_back(std::move(n));
+  }
+  assign_addresses(c);
+  return c;
+}
+
+expected<cluster_shape> parse_cluster_yaml(const std::string& yaml_text) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::Exception& e) {
+    return error::bad_request(std::string("cluster file is not valid YAML: ") + e.what());
+  }
+  if (!root.IsMap() || !root["nodes"] || !root["nodes"].IsSequence())
+    return error::bad_request("cluster file: expected a top-level `nodes:` list");
+  cluster_shape c;
+  int index = 0;
+  for (const auto& entry : root["nodes"]) {
+    std::string where = "cluster file: nodes[" + std::to_string(index++) + "]";
+    if (!entry.IsMap())
+      return error::bad_request(where + ": expected a map with at least `name`");
+    try {
+      node_shape base;
+      if (!entry["name"])
+        return error::bad_request(where + ": `name` is required");
+      base.name = entry["name"].as<std::string>();
+      int count = entry["count"] ? entry["count"].as<int>() : 1;
+      if (count < 1)
+        return error::bad_request(where + ": `count` must be at least 1, got " + std::to_string(count));
+      if (entry["gpus"])
+        base.gpus = entry["gpus"].as<int>();
+      if (base.gpus < 0)
+        return error::bad_request(where + ": `gpus` must not be negative");
+      if (entry["gpuType"])
+        base.gpu_type = entry["gpuType"].as<std::string>();
+      if (entry["cpu"])
+        base.cpu = entry["cpu"].as<std::string>();
+      if (entry["memory"])
+        base.memory = entry["memory"].as<std::string>();
+      if (entry["labels"]) {
+        if (!entry["labels"].IsMap())
+          return error::bad_request(where + ": `labels` must be a map");
+        for (const auto& kv : entry["labels"])
+          base.labels[kv.first.as<std::string>()] = kv.second.as<std::string>();
+      }
+      for (const auto& kv : entry) {
+        auto key = kv.first.as<std::string>();
+        if (key != "name" && key != "count" && key != "gpus" && key != "gpuType" && key != "cpu" &&
+            key != "memory" && key != "labels")
+          return error::bad_request(where + ": unknown field `" + key +
+                                    "` (known: name, count, gpus, gpuType, cpu, memory, labels)");
+      }
+      for (int i = 0; i < count; ++i) {
+        node_shape n = base;
+        if (count > 1)
+          n.name = base.name + "-" + std::to_string(i);
+        c.nodes.push_back(std::move(n));
+      }
+    } catch (const YAML::Exception& e) {
+      return error::bad_request(where + ": " + e.what());
+    }
+  }
+  assign_addresses(c);
+  return c;
+}
+
+json::value node_conditions(const std::string& heartbeat, const std::string& since) {
+  auto cond = [&](const char* type, const char* status, const char* reason, const char* message) {
+    json::value c;
+    c["type"] = type;
+    c["status"] = status;
+    c["lastHeartbeatTime"] = heartbeat;
+    c["lastTransitionTime"] = since;
+    c["reason"] = reason;
+    c["message"] = message;
+    return c;
+  };
+  return json::array{
+      cond("MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+      cond("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+      cond("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+      cond("Ready", "True", "KubeletReady", "kozmo simulated kubelet is posting ready status"),
+  };
+}
+
+json::value node_object(const node_shape& shape, const std::string& now) {
+  json::value node;
+  node["apiVersion"] = "v1";
+  node["kind"] = "Node";
+  auto& meta = node["metadata"];
+  meta["name"] = shape.name;
+  auto& labels = meta["labels"];
+  labels["kubernetes.io/hostname"] = shape.name;
+  labels["kubernetes.io/os"] = "linux";
+  labels["kubernetes.io/arch"] = "amd64";
+  labels["kozmo.io/simulated"] = "true";
+  if (shape.gpus > 0)
+    labels["kozmo.io/gpu-type"] = shape.gpu_type;
+  for (const auto& [k, v] : shape.labels)
+    labels[k] = v;
+  node["spec"]["podCIDR"] = shape.pod_cidr;
+  node["spec"]["podCIDRs"] = json::array{shape.pod_cidr};
+  json::value resources;
+  resources["cpu"] = shape.cpu;
+  resources["memory"] = shape.memory;
+  resources["pods"] = shape.pods;
+  resources["nvidia.com/gpu"] = std::to_string(shape.gpus);
+  auto& st = node["status"];
+  st["capacity"] = resources;
+  st["allocatable"] = resources;
+  st["conditions"] = node_conditions(now, now);
+  json::value ip;
+  ip["type"] = "InternalIP";
+  ip["address"] = shape.internal_ip;
+  json::value host;
+  host["type"] = "Hostname";
+  host["address"] = shape.name;
+  st["addresses"] = json::array{ip, host};
+  auto& info = st["nodeInfo"];
+  info["kubeletVersion"] = "v1.32.0-kozmo-sim";
+  info["containerRuntimeVersion"] = "kozmo-sim://0.1";
+  info["osImage"] = "Kozmo simulated node";
+  info["kernelVersion"] = "simulated";
+  info["operatingSystem"] = "linux";
+  info["architecture"] = "amd64";
+  return node;
+}
+
+} // namespace kozmo::kubelet

@@ -1,0 +1,244 @@
+#include "actors/kubelet/pod_lifecycle.hpp"
+
+#include <algorithm>
+#include <ctime>
+
+namespace kozmo::kubelet {
+namespace {
+
+constexpr duration max_backoff{300'000};
+constexpr duration image_pull_backoff_after{1000}; // ErrImagePull → ImagePullBackOff
+
+} // namespace
+
+std::string format_time(clock::time_point t) {
+  std::time_t secs = clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+pod_lifecycle::pod_lifecycle(sim_pod pod, pod_script script, clock::time_point now)
+    : pod_(std::move(pod)), script_(script), created_(now) {}
+
+std::optional<duration> pod_lifecycle::advance(clock::time_point now) {
+  switch (stage_) {
+  case stage::creating:
+    switch (script_.failure) {
+    case scripted_failure::image_pull_backoff:
+      stage_ = stage::image_pull_error;
+      waiting_reason_ = "ErrImagePull";
+      waiting_message_ = "rpc error: code = NotFound desc = failed to pull and unpack image \"" +
+                         (pod_.containers.empty() ? std::string() : pod_.containers.front().image) +
+                         "\": not found (simulated)";
+      return image_pull_backoff_after;
+    case scripted_failure::invalid_image_name:
+      stage_ = stage::stuck;
+      waiting_reason_ = "InvalidImageName";
+      waiting_message_ = "Failed to apply default image tag \"" +
+                         (pod_.containers.empty() ? std::string() : pod_.containers.front().image) +
+                         "\": couldn't parse image reference (simulated)";
+      return std::nullopt;
+    case scripted_failure::create_container_config_error:
+      stage_ = stage::stuck;
+      waiting_reason_ = "CreateContainerConfigError";
+      waiting_message_ = "configmap or secret referenced by the container not found (simulated)";
+      return std::nullopt;
+    default:
+      break;
+    }
+    [[fallthrough]];
+  case stage::backoff:
+    stage_ = stage::running;
+    phase_ = "Running";
+    run_started_ = now;
+    if (script_.run_forever)
+      return std::nullopt;
+    return script_.run_duration;
+  case stage::image_pull_error:
+    stage_ = stage::stuck;
+    waiting_reason_ = "ImagePullBackOff";
+    waiting_message_ = "Back-off pulling image \"" +
+                       (pod_.containers.empty() ? std::string() : pod_.containers.front().image) + "\"";
+    return std::nullopt;
+  case stage::running:
+    terminate_run(now);
+    if (stage_ == stage::backoff)
+      return backoff_delay();
+    return std::nullopt;
+  case stage::stopping:
+    stage_ = stage::gone;
+    return std::nullopt;
+  case stage::stuck:
+  case stage::finished:
+  case stage::gone:
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+void pod_lifecycle::terminate_run(clock::time_point now) {
+  termination t;
+  t.started = run_started_;
+  t.finished = now;
+  bool fails = script_.fail_times < 0 || runs_ < script_.fail_times;
+  if (script_.failure == scripted_failure::oom_killed && fails) {
+    t.exit_code = 137;
+    t.reason = "OOMKilled";
+  } else {
+    t.exit_code = fails ? script_.exit_code : 0;
+    t.reason = t.exit_code == 0 ? "Completed" : "Error";
+  }
+  ++runs_;
+  bool restart = pod_.restart_policy == "Always" ||
+                 (pod_.restart_policy == "OnFailure" && t.exit_code != 0);
+  if (restart) {
+    ++restart_count_;
+    last_ = t;
+    stage_ = stage::backoff;
+    waiting_reason_ = "CrashLoopBackOff";
+    waiting_message_ = "back-off " + std::to_string(backoff_delay().count() / 1000) +
+                       "s restarting failed container";
+    return;
+  }
+  final_ = t;
+  stage_ = stage::finished;
+  phase_ = t.exit_code == 0 ? "Succeeded" : "Failed";
+}
+
+duration pod_lifecycle::backoff_delay() const {
+  duration d = script_.restart_backoff;
+  for (int i = 1; i < restart_count_ && d < max_backoff; ++i)
+    d *= 2;
+  return std::min(d, max_backoff);
+}
+
+duration pod_lifecycle::begin_stop(clock::time_point now, duration grace) {
+  if (stage_ == stage::gone || stage_ == stage::stopping)
+    return duration{0};
+  if (stage_ == stage::running) {
+    // A container killed by SIGTERM reports 143 (128 + 15), as runc does.
+    final_ = termination{143, "Error", run_started_, now};
+  }
+  stage_ = stage::stopping;
+  return std::min(script_.stop_duration, grace);
+}
+
+std::string pod_lifecycle::phase() const { return phase_; }
+
+json::value pod_lifecycle::container_status(const sim_pod::container& c, bool init) const {
+  auto terminated = [](const termination& t) {
+    json::value v;
+    v["exitCode"] = t.exit_code;
+    v["reason"] = t.reason;
+    v["startedAt"] = format_time(t.started);
+    v["finishedAt"] = format_time(t.finished);
+    return v;
+  };
+  json::value s;
+  s["name"] = c.name;
+  json::value state = json::object{};
+  bool ready = false;
+  bool started = false;
+  if (init) {
+    // Init containers complete before the main containers start; a real kubelet runs them
+    // in order, the simulation finishes them all when the first run starts.
+    if (stage_ == stage::creating || stage_ == stage::image_pull_error || stage_ == stage::stuck) {
+      state["waiting"]["reason"] = "PodInitializing";
+    } else {
+      state["terminated"] = terminated(termination{0, "Completed", created_, run_started_});
+    }
+  } else {
+    switch (stage_) {
+    case stage::creating:
+    case stage::image_pull_error:
+    case stage::stuck:
+    case stage::backoff: {
+      json::value w;
+      w["reason"] = waiting_reason_;
+      if (!waiting_message_.empty())
+        w["message"] = waiting_message_;
+      state["waiting"] = std::move(w);
+      break;
+    }
+    case stage::running:
+      state["running"]["startedAt"] = format_time(run_started_);
+      ready = true;
+      started = true;
+      break;
+    case stage::finished:
+    case stage::stopping:
+    case stage::gone:
+      if (final_)
+        state["terminated"] = terminated(*final_);
+      else
+        state["waiting"]["reason"] = waiting_reason_;
+      break;
+    }
+  }
+  s["state"] = std::move(state);
+  json::value last = json::object{};
+  if (!init && last_)
+    last["terminated"] = terminated(*last_);
+  s["lastState"] = std::move(last);
+  s["ready"] = ready;
+  s["restartCount"] = init ? 0 : restart_count_;
+  s["image"] = c.image;
+  s["imageID"] = "kozmo-sim://" + c.image;
+  s["containerID"] = "kozmo-sim://" + pod_.uid + "/" + c.name + "/" + std::to_string(runs_);
+  s["started"] = started;
+  return s;
+}
+
+json::value pod_lifecycle::conditions() const {
+  bool initialized = stage_ != stage::creating && stage_ != stage::image_pull_error && stage_ != stage::stuck;
+  if (pod_.init_containers.empty())
+    initialized = true;
+  bool ready = stage_ == stage::running;
+  auto cond = [&](const char* type, bool status, const char* reason) {
+    json::value c;
+    c["type"] = type;
+    c["status"] = status ? "True" : "False";
+    c["lastProbeTime"] = nullptr;
+    c["lastTransitionTime"] = format_time(created_);
+    if (!status && reason)
+      c["reason"] = reason;
+    return c;
+  };
+  const char* not_ready = stage_ == stage::finished ? "PodCompleted" : "ContainersNotReady";
+  json::array out;
+  out.push_back(cond("Initialized", initialized, "ContainersNotInitialized"));
+  out.push_back(cond("Ready", ready, not_ready));
+  out.push_back(cond("ContainersReady", ready, not_ready));
+  out.push_back(cond("PodScheduled", true, nullptr));
+  return out;
+}
+
+json::value pod_lifecycle::status_json() const {
+  json::value st;
+  st["phase"] = phase_;
+  st["conditions"] = conditions();
+  st["hostIP"] = pod_.host_ip;
+  if (stage_ != stage::creating && !pod_.pod_ip.empty()) {
+    st["podIP"] = pod_.pod_ip;
+    json::value ip;
+    ip["ip"] = pod_.pod_ip;
+    st["podIPs"] = json::array{ip};
+  }
+  st["startTime"] = format_time(created_);
+  if (!pod_.init_containers.empty()) {
+    json::array init;
+    for (const auto& c : pod_.init_containers)
+      init.push_back(container_status(c, true));
+    st["initContainerStatuses"] = std::move(init);
+  }
+  json::array main;
+  for (const auto& c : pod_.containers)
+    main.push_back(container_status(c, false));
+  st["containerStatuses"] = std::move(main);
+  return st;
+}
+
+} // namespace kozmo::kubelet

@@ -1,0 +1,219 @@
+#include "actors/kubelet/pod_lifecycle.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace kozmo;
+using namespace kozmo::kubelet;
+using namespace std::chrono_literals;
+
+namespace {
+
+sim_pod one_container(std::string restart_policy) {
+  sim_pod p;
+  p.uid = "u1";
+  p.containers.push_back({"main", "busybox:1.36"});
+  p.restart_policy = std::move(restart_policy);
+  p.host_ip = "10.0.0.1";
+  p.pod_ip = "10.244.0.5";
+  return p;
+}
+
+pod_script script_of(std::map<std::string, std::string> annotations) {
+  auto s = parse_pod_script(annotations);
+  REQUIRE(s.has_value());
+  return *s;
+}
+
+json::value main_state(const pod_lifecycle& l) {
+  return *l.status_json().find("containerStatuses")->as_array().at(0).find("state");
+}
+
+std::string waiting_reason(const pod_lifecycle& l) {
+  auto st = l.status_json();
+  return st.find("containerStatuses")->as_array().at(0).at_path({"state", "waiting"})->get_string("reason");
+}
+
+} // namespace
+
+TEST_CASE("durations are read the way Go's ParseDuration reads them") {
+  CHECK(parse_duration("250ms").value() == 250ms);
+  CHECK(parse_duration("5s").value() == 5000ms);
+  CHECK(parse_duration("1.5m").value() == 90000ms);
+  CHECK(parse_duration("1h2m").value() == 3720000ms);
+  CHECK(parse_duration("0").value() == 0ms);
+  CHECK_FALSE(parse_duration("5 seconds").has_value());
+  CHECK_FALSE(parse_duration("").has_value());
+}
+
+TEST_CASE("a malformed simulation annotation is an error naming the annotation") {
+  auto bad_code = parse_pod_script({{"kozmo.io/sim-exit-code", "one"}});
+  REQUIRE_FALSE(bad_code.has_value());
+  CHECK_THAT(bad_code.err().message, Catch::Contains("kozmo.io/sim-exit-code"));
+  auto unknown = parse_pod_script({{"kozmo.io/sim-bogus", "1"}});
+  REQUIRE_FALSE(unknown.has_value());
+  CHECK_THAT(unknown.err().message, Catch::Contains("unknown annotation kozmo.io/sim-bogus"));
+  auto bad_fail = parse_pod_script({{"kozmo.io/sim-fail", "Exploded"}});
+  REQUIRE_FALSE(bad_fail.has_value());
+  CHECK_THAT(bad_fail.err().message, Catch::Contains("ImagePullBackOff"));
+  // Other annotations are not the simulation's business.
+  CHECK(parse_pod_script({{"example.com/x", "y"}}).has_value());
+}
+
+TEST_CASE("a pod that exits 0 under restartPolicy Never goes Pending, Running, Succeeded") {
+  auto t0 = clock::now();
+  pod_lifecycle l(one_container("Never"), script_of({{"kozmo.io/sim-duration", "3s"}}), t0);
+  CHECK(l.phase() == "Pending");
+  CHECK(waiting_reason(l) == "ContainerCreating");
+  CHECK(l.first_delay() == 500ms);
+
+  auto next = l.advance(t0 + 500ms);
+  CHECK(l.phase() == "Running");
+  REQUIRE(next);
+  CHECK(*next == 3000ms);
+  CHECK(main_state(l).find("running"));
+  CHECK(l.status_json().get_string("podIP") == "10.244.0.5");
+
+  CHECK_FALSE(l.advance(t0 + 3500ms));
+  CHECK(l.phase() == "Succeeded");
+  auto state = main_state(l);
+  auto term = state.find("terminated");
+  REQUIRE(term);
+  CHECK(term->get_int("exitCode", -1) == 0);
+  CHECK(term->get_string("reason") == "Completed");
+}
+
+TEST_CASE("a failing container under OnFailure is restarted with a growing back-off, then succeeds") {
+  auto t0 = clock::now();
+  pod_lifecycle l(one_container("OnFailure"),
+                  script_of({{"kozmo.io/sim-exit-code", "3"}, {"kozmo.io/sim-fail-times", "2"},
+                             {"kozmo.io/sim-restart-backoff", "1s"}, {"kozmo.io/sim-duration", "1s"}}),
+                  t0);
+  l.advance(t0);                       // running, run 1
+  auto backoff1 = l.advance(t0 + 1s);  // exits 3 → CrashLoopBackOff
+  REQUIRE(backoff1);
+  CHECK(*backoff1 == 1000ms);
+  CHECK(waiting_reason(l) == "CrashLoopBackOff");
+  auto st = l.status_json();
+  const auto& cs = st.find("containerStatuses")->as_array().at(0);
+  CHECK(cs.get_int("restartCount") == 1);
+  CHECK(cs.at_path({"lastState", "terminated"})->get_int("exitCode") == 3);
+  CHECK(l.phase() == "Running"); // a pod restarting its containers stays Running
+
+  l.advance(t0 + 2s);                  // run 2
+  auto backoff2 = l.advance(t0 + 3s);  // exits 3 again
+  REQUIRE(backoff2);
+  CHECK(*backoff2 == 2000ms);
+  l.advance(t0 + 5s);                  // run 3
+  l.advance(t0 + 6s);                  // exits 0 (fail-times exhausted)
+  CHECK(l.phase() == "Succeeded");
+}
+
+TEST_CASE("a failing container under Never leaves the pod Failed with its exit code") {
+  auto t0 = clock::now();
+  pod_lifecycle l(one_container("Never"), script_of({{"kozmo.io/sim-exit-code", "1"}}), t0);
+  l.advance(t0);
+  l.advance(t0 + 2s);
+  CHECK(l.phase() == "Failed");
+  CHECK(main_state(l).find("terminated")->get_string("reason") == "Error");
+  CHECK(main_state(l).find("terminated")->get_int("exitCode") == 1);
+}
+
+TEST_CASE("an OOM-killed container reports reason OOMKilled and exit code 137") {
+  auto t0 = clock::now();
+  pod_lifecycle l(one_container("Never"), script_of({{"kozmo.io/sim-fail", "OOMKilled"}}), t0);
+  l.advance(t0);
+  l.advance(t0 + 2s);
+  CHECK(l.phase() == "Failed");
+  CHECK(main_state(l).find("terminated")->get_string("reason") == "OOMKilled");
+  CHECK(main_state(l).find("terminated")->get_int("exitCode") == 137);
+}
+
+TEST_CASE("an image that cannot be pulled shows ErrImagePull, then ImagePullBackOff, and stays Pending") {
+  auto t0 = clock::now();
+  pod_lifecycle l(one_container("Always"), script_of({{"kozmo.io/sim-fail", "ImagePullBackOff"}}), t0);
+  auto next = l.advance(t0 + 500ms);
+  CHECK(waiting_reason(l) == "ErrImagePull");
+  REQUIRE(next);
+  CHECK_FALSE(l.advance(t0 + 1500ms));
+  CHECK(waiting_reason(l) == "ImagePullBackOff");
+  CHECK(l.phase() == "Pending");
+  CHECK_FALSE(l.status_json().find("podIP") == nullptr);
+}
+
+TEST_CASE("a pod deleted while running stops with exit code 143 within its grace period") {
+  auto t0 = clock::now();
+  pod_lifecycle l(one_container("Always"),
+                  script_of({{"kozmo.io/sim-duration", "forever"}, {"kozmo.io/sim-stop-duration", "10s"}}), t0);
+  CHECK_FALSE(l.advance(t0)); // runs forever: no timer
+  CHECK(l.current() == stage::running);
+  CHECK(l.begin_stop(t0 + 1s, 2000ms) == 2000ms); // capped by the grace period
+  l.advance(t0 + 3s);
+  CHECK(l.current() == stage::gone);
+  CHECK(main_state(l).find("terminated")->get_int("exitCode") == 143);
+}
+
+TEST_CASE("init containers are reported completed once the main containers start") {
+  auto t0 = clock::now();
+  auto pod = one_container("Never");
+  pod.init_containers.push_back({"setup", "busybox"});
+  pod_lifecycle l(pod, script_of({}), t0);
+  auto conditions = l.status_json().find("conditions")->as_array();
+  CHECK(conditions.at(0).get_string("type") == "Initialized");
+  CHECK(conditions.at(0).get_string("status") == "False");
+  l.advance(t0 + 500ms);
+  auto st = l.status_json();
+  CHECK(st.find("initContainerStatuses")->as_array().at(0).at_path({"state", "terminated"})->get_string("reason") ==
+        "Completed");
+  CHECK(st.find("conditions")->as_array().at(0).get_string("status") == "True");
+}
+
+#include "actors/kubelet/cluster_shape.hpp"
+
+TEST_CASE("a uniform cluster has numbered nodes with their GPUs, distinct node IPs and pod ranges") {
+  auto c = uniform_cluster(3, 4);
+  REQUIRE(c.nodes.size() == 3);
+  CHECK(c.nodes[2].name == "node-2");
+  CHECK(c.nodes[0].internal_ip != c.nodes[1].internal_ip);
+  CHECK(c.nodes[0].pod_cidr != c.nodes[1].pod_cidr);
+  auto node = node_object(c.nodes[1], "2026-11-21T20:00:00Z");
+  CHECK(node.at_path({"status", "capacity"})->get_string("nvidia.com/gpu") == "4");
+  CHECK(node.at_path({"metadata", "labels"})->get_string("kubernetes.io/hostname") == "node-1");
+  bool ready = false;
+  for (const auto& cond : node.at_path({"status", "conditions"})->as_array())
+    ready = ready || (cond.get_string("type") == "Ready" && cond.get_string("status") == "True");
+  CHECK(ready);
+}
+
+TEST_CASE("a cluster file expands counted entries and carries GPU types and labels") {
+  auto c = parse_cluster_yaml(R"(
+nodes:
+  - name: v100
+    count: 2
+    gpus: 8
+    gpuType: V100
+    labels: {zone: a}
+  - name: k80-solo
+    gpus: 4
+    gpuType: K80
+)");
+  REQUIRE(c.has_value());
+  REQUIRE(c->nodes.size() == 3);
+  CHECK(c->nodes[0].name == "v100-0");
+  CHECK(c->nodes[1].labels.at("zone") == "a");
+  CHECK(c->nodes[2].name == "k80-solo");
+  CHECK(c->nodes[2].gpus == 4);
+  auto node = node_object(c->nodes[2], "2026-11-21T20:00:00Z");
+  CHECK(node.at_path({"metadata", "labels"})->get_string("kozmo.io/gpu-type") == "K80");
+}
+
+TEST_CASE("a cluster file with a mistake says which entry and field is wrong") {
+  auto typo = parse_cluster_yaml("nodes:\n  - name: a\n    gpu: 8\n");
+  REQUIRE_FALSE(typo.has_value());
+  CHECK_THAT(typo.err().message, Catch::Contains("nodes[0]") && Catch::Contains("unknown field `gpu`"));
+  auto no_name = parse_cluster_yaml("nodes:\n  - gpus: 8\n");
+  REQUIRE_FALSE(no_name.has_value());
+  CHECK_THAT(no_name.err().message, Catch::Contains("`name` is required"));
+  auto not_yaml = parse_cluster_yaml("nodes: [");
+  REQUIRE_FALSE(not_yaml.has_value());
+  CHECK_THAT(not_yaml.err().message, Catch::Contains("not valid YAML"));
+}
