@@ -1,0 +1,168 @@
+#include "runtime/cli.hpp"
+
+#include <charconv>
+#include <functional>
+#include <map>
+
+namespace kozmo::runtime {
+namespace {
+
+// A flag table: name → how to consume its value. Boolean flags take no value.
+struct flag {
+  bool takes_value = true;
+  std::function<status(const std::string&)> apply;
+};
+
+expected<long> to_number(const std::string& flag_name, const std::string& text, long min, long max) {
+  long v = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc{} || ptr != text.data() + text.size())
+    return error::bad_request("flag --" + flag_name + ": \"" + text + "\" is not a number");
+  if (v < min || v > max)
+    return error::bad_request("flag --" + flag_name + ": " + text + " is outside " + std::to_string(min) +
+                              ".." + std::to_string(max));
+  return v;
+}
+
+template <class T>
+flag number_flag(const std::string& name, T& out, long min, long max) {
+  return {true, [&out, name, min, max](const std::string& v) -> status {
+            auto n = to_number(name, v, min, max);
+            if (!n)
+              return n.err();
+            out = static_cast<T>(*n);
+            return ok;
+          }};
+}
+
+flag string_flag(std::string& out) {
+  return {true, [&out](const std::string& v) -> status {
+            out = v;
+            return ok;
+          }};
+}
+
+flag bool_flag(bool& out) {
+  return {false, [&out](const std::string&) -> status {
+            out = true;
+            return ok;
+          }};
+}
+
+status parse_flags(const std::string& sub, std::vector<std::string>::const_iterator begin,
+                   std::vector<std::string>::const_iterator end, const std::map<std::string, flag>& flags) {
+  for (auto it = begin; it != end; ++it) {
+    const std::string& arg = *it;
+    if (arg.rfind("--", 0) != 0)
+      return error::bad_request("kozmo " + sub + ": unexpected argument \"" + arg + "\" (flags start with --)");
+    std::string name = arg.substr(2);
+    std::string value;
+    bool has_value = false;
+    if (auto eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+      has_value = true;
+    }
+    auto f = flags.find(name);
+    if (f == flags.end()) {
+      std::string known;
+      for (const auto& [k, _] : flags)
+        known += (known.empty() ? "--" : ", --") + k;
+      return error::bad_request("kozmo " + sub + ": unknown flag --" + name + " (known: " + known + ")");
+    }
+    if (f->second.takes_value && !has_value) {
+      if (std::next(it) == end)
+        return error::bad_request("kozmo " + sub + ": flag --" + name + " needs a value");
+      value = *++it;
+    }
+    if (auto st = f->second.apply(value); !st)
+      return st;
+  }
+  return ok;
+}
+
+} // namespace
+
+std::string usage() {
+  return R"(kozmo — a Kubernetes-native engine for GPU workloads
+
+Usage:
+  kozmo local [flags]       embedded API server + simulated GPU nodes + controller, on loopback
+      --port N                  API server port (0 = pick a free one; default 0)
+      --nodes N                 simulated nodes (default 2)
+      --gpus-per-node G         GPUs per simulated node (default 8)
+      --cluster FILE            cluster shape file (YAML, see README) instead of --nodes/--gpus-per-node
+      --data-dir DIR            keep the API server's state in DIR across restarts
+      --write-kubeconfig PATH   write a kubeconfig for kubectl pointing at the server
+      --demo                    create a demo pod and narrate its life on the terminal
+      --log-level LEVEL         trace, debug, info, warn, error (default info)
+  kozmo kubelet [flags]     simulated GPU nodes against any API server
+      --kubeconfig PATH         (default: $KUBECONFIG or ~/.kube/config)
+      --nodes N  --gpus-per-node G  --cluster FILE  --node-prefix NAME  --log-level LEVEL
+  kozmo apiserver [flags]   only the embedded API server
+      --port N  --data-dir DIR  --log-level LEVEL
+  kozmo version
+  kozmo help
+)";
+}
+
+expected<command> parse_command_line(const std::vector<std::string>& args) {
+  command cmd;
+  if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
+    cmd.what = command::kind::help;
+    return cmd;
+  }
+  const std::string& sub = args[0];
+  auto rest = args.begin() + 1;
+  if (sub == "version" || sub == "--version") {
+    cmd.what = command::kind::version;
+    return cmd;
+  }
+  if (sub == "local") {
+    cmd.what = command::kind::local;
+    auto& o = cmd.local;
+    std::map<std::string, flag> flags{
+        {"port", number_flag("port", o.port, 0, 65535)},
+        {"nodes", number_flag("nodes", o.nodes, 0, 100000)},
+        {"gpus-per-node", number_flag("gpus-per-node", o.gpus_per_node, 0, 1024)},
+        {"cluster", string_flag(o.cluster_file)},
+        {"data-dir", string_flag(o.data_dir)},
+        {"write-kubeconfig", string_flag(o.write_kubeconfig)},
+        {"demo", bool_flag(o.demo)},
+        {"log-level", string_flag(o.log_level)},
+    };
+    if (auto st = parse_flags(sub, rest, args.end(), flags); !st)
+      return st.err();
+    return cmd;
+  }
+  if (sub == "kubelet") {
+    cmd.what = command::kind::kubelet;
+    auto& o = cmd.kubelet;
+    std::map<std::string, flag> flags{
+        {"kubeconfig", string_flag(o.kubeconfig)},
+        {"nodes", number_flag("nodes", o.nodes, 0, 100000)},
+        {"gpus-per-node", number_flag("gpus-per-node", o.gpus_per_node, 0, 1024)},
+        {"cluster", string_flag(o.cluster_file)},
+        {"node-prefix", string_flag(o.node_prefix)},
+        {"log-level", string_flag(o.log_level)},
+    };
+    if (auto st = parse_flags(sub, rest, args.end(), flags); !st)
+      return st.err();
+    return cmd;
+  }
+  if (sub == "apiserver") {
+    cmd.what = command::kind::apiserver;
+    auto& o = cmd.apiserver;
+    std::map<std::string, flag> flags{
+        {"port", number_flag("port", o.port, 0, 65535)},
+        {"data-dir", string_flag(o.data_dir)},
+        {"log-level", string_flag(o.log_level)},
+    };
+    if (auto st = parse_flags(sub, rest, args.end(), flags); !st)
+      return st.err();
+    return cmd;
+  }
+  return error::bad_request("unknown command \"" + sub + "\"; run `kozmo help`");
+}
+
+} // namespace kozmo::runtime

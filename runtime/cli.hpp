@@ -1,0 +1,51 @@
+// Command-line parsing for the `kozmo` binary's sub-commands. Pure: no I/O, unit-tested.
+#pragma once
+
+#include "k8s/error.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kozmo::runtime {
+
+struct local_options {
+  std::uint16_t port = 0;          // 0 = pick a free port
+  int nodes = 2;
+  int gpus_per_node = 8;
+  std::string cluster_file;        // overrides nodes/gpus_per_node
+  std::string data_dir;            // state survives restarts when set
+  std::string write_kubeconfig;    // path of a kubeconfig pointing kubectl at the server
+  bool demo = false;               // create a demo pod and narrate its life
+  std::string log_level = "info";
+};
+
+struct kubelet_options {
+  std::string kubeconfig;
+  int nodes = 1;
+  int gpus_per_node = 8;
+  std::string cluster_file;
+  std::string node_prefix = "kozmo-sim";
+  std::string log_level = "info";
+};
+
+struct apiserver_options {
+  std::uint16_t port = 0;
+  std::string data_dir;
+  std::string log_level = "info";
+};
+
+struct command {
+  enum class kind { local, kubelet, apiserver, version, help } what = kind::help;
+  local_options local;
+  kubelet_options kubelet;
+  apiserver_options apiserver;
+};
+
+// Parses argv (without the program name). Errors say which flag is wrong and why.
+expected<command> parse_command_line(const std::vector<std::string>& args);
+
+// The text `kozmo help` prints.
+std::string usage();
+
+} // namespace kozmo::runtime
