@@ -1,0 +1,78 @@
+#include "actors/binder/first_fit.hpp"
+
+#include <algorithm>
+
+namespace kozmo::binder {
+namespace {
+
+bool tolerates(const std::vector<toleration>& tolerations, const taint& t) {
+  return std::any_of(tolerations.begin(), tolerations.end(), [&](const toleration& tol) {
+    if (!tol.effect.empty() && tol.effect != t.effect)
+      return false;
+    if (tol.op == "Exists")
+      return tol.key.empty() || tol.key == t.key;
+    return tol.key == t.key && tol.value == t.value;
+  });
+}
+
+} // namespace
+
+expected<std::string> choose_node(const pod_need& pod, const std::vector<node_room>& nodes) {
+  // Reasons are counted per kind, in kube-scheduler's wording.
+  std::map<std::string, int> refusals;
+  for (const auto& n : nodes) {
+    if (!n.ready) {
+      ++refusals["node(s) were not ready"];
+      continue;
+    }
+    if (n.unschedulable) {
+      ++refusals["node(s) were unschedulable"];
+      continue;
+    }
+    bool selector_ok = std::all_of(pod.node_selector.begin(), pod.node_selector.end(), [&](const auto& kv) {
+      auto it = n.labels.find(kv.first);
+      return it != n.labels.end() && it->second == kv.second;
+    });
+    if (!selector_ok) {
+      ++refusals["node(s) didn't match Pod's node affinity/selector"];
+      continue;
+    }
+    auto untolerated = std::find_if(n.taints.begin(), n.taints.end(), [&](const taint& t) {
+      return (t.effect == "NoSchedule" || t.effect == "NoExecute") && !tolerates(pod.tolerations, t);
+    });
+    if (untolerated != n.taints.end()) {
+      ++refusals["node(s) had untolerated taint {" + untolerated->key + ": " + untolerated->value + "}"];
+      continue;
+    }
+    bool fits = true;
+    if (pod.gpus > n.gpus) {
+      ++refusals["Insufficient nvidia.com/gpu"];
+      fits = false;
+    }
+    if (pod.milli_cpu > n.milli_cpu) {
+      ++refusals["Insufficient cpu"];
+      fits = false;
+    }
+    if (pod.memory_bytes > n.memory_bytes) {
+      ++refusals["Insufficient memory"];
+      fits = false;
+    }
+    if (fits)
+      return n.name;
+  }
+  std::string msg = "0/" + std::to_string(nodes.size()) + " nodes are available";
+  if (refusals.empty()) {
+    msg += ": no nodes registered.";
+    return error{msg, 0, "Unschedulable"};
+  }
+  bool first = true;
+  for (const auto& [reason, count] : refusals) {
+    msg += first ? ": " : ", ";
+    first = false;
+    msg += std::to_string(count) + " " + reason;
+  }
+  msg += ".";
+  return error{msg, 0, "Unschedulable"};
+}
+
+} // namespace kozmo::binder

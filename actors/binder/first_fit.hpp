@@ -1,0 +1,55 @@
+// The default-scheduler stand-in of `kozmo local`: places a pod on the first node with room.
+//
+// `kozmo local` has no kube-scheduler, so pods that do not ask for Kozmo's GPU scheduler
+// (schedulerName empty or "default-scheduler") are placed by this small first-fit rule:
+// Ready, schedulable nodes whose labels match the pod's nodeSelector, whose NoSchedule taints
+// the pod tolerates, and with enough free GPUs, CPU and memory. When nothing fits, the reason
+// reads like kube-scheduler's: "0/3 nodes are available: 1 node(s) were unschedulable,
+// 2 Insufficient nvidia.com/gpu."
+#pragma once
+
+#include "k8s/error.hpp"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kozmo::binder {
+
+struct taint {
+  std::string key;
+  std::string value;
+  std::string effect;
+};
+
+struct toleration {
+  std::string key;
+  std::string op = "Equal"; // "Equal" or "Exists"
+  std::string value;
+  std::string effect;       // empty = all effects
+};
+
+struct node_room {
+  std::string name;
+  bool ready = true;
+  bool unschedulable = false;
+  std::map<std::string, std::string> labels;
+  std::vector<taint> taints;
+  std::int64_t gpus = 0;         // allocatable minus what bound pods request
+  std::int64_t milli_cpu = 0;
+  std::int64_t memory_bytes = 0;
+};
+
+struct pod_need {
+  std::int64_t gpus = 0;
+  std::int64_t milli_cpu = 0;
+  std::int64_t memory_bytes = 0;
+  std::map<std::string, std::string> node_selector;
+  std::vector<toleration> tolerations;
+};
+
+// The chosen node's name, or an error whose message explains every node's refusal.
+expected<std::string> choose_node(const pod_need& pod, const std::vector<node_room>& nodes);
+
+} // namespace kozmo::binder

@@ -1,0 +1,58 @@
+#include "actors/binder/first_fit.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace kozmo::binder;
+
+namespace {
+node_room gpu_node(std::string name, std::int64_t gpus) {
+  node_room n;
+  n.name = std::move(name);
+  n.gpus = gpus;
+  n.milli_cpu = 64000;
+  n.memory_bytes = 512LL << 30;
+  return n;
+}
+} // namespace
+
+TEST_CASE("a pod goes to the first node with enough free GPUs") {
+  pod_need p;
+  p.gpus = 4;
+  auto chosen = choose_node(p, {gpu_node("a", 2), gpu_node("b", 8), gpu_node("c", 8)});
+  REQUIRE(chosen.has_value());
+  CHECK(*chosen == "b");
+}
+
+TEST_CASE("when nothing fits the reason counts every node's refusal like kube-scheduler") {
+  pod_need p;
+  p.gpus = 8;
+  auto cordoned = gpu_node("c", 8);
+  cordoned.unschedulable = true;
+  auto chosen = choose_node(p, {gpu_node("a", 2), gpu_node("b", 4), cordoned});
+  REQUIRE_FALSE(chosen.has_value());
+  CHECK(chosen.err().message ==
+        "0/3 nodes are available: 2 Insufficient nvidia.com/gpu, 1 node(s) were unschedulable.");
+}
+
+TEST_CASE("node selectors and NoSchedule taints keep a pod off nodes it does not want or tolerate") {
+  pod_need p;
+  p.node_selector["kozmo.io/gpu-type"] = "V100";
+  auto k80 = gpu_node("k80", 8);
+  k80.labels["kozmo.io/gpu-type"] = "K80";
+  auto v100 = gpu_node("v100", 8);
+  v100.labels["kozmo.io/gpu-type"] = "V100";
+  v100.taints.push_back({"dedicated", "ml", "NoSchedule"});
+  auto refused = choose_node(p, {k80, v100});
+  REQUIRE_FALSE(refused.has_value());
+  CHECK_THAT(refused.err().message, Catch::Contains("untolerated taint {dedicated: ml}"));
+  p.tolerations.push_back({"dedicated", "Equal", "ml", "NoSchedule"});
+  auto chosen = choose_node(p, {k80, v100});
+  REQUIRE(chosen.has_value());
+  CHECK(*chosen == "v100");
+}
+
+TEST_CASE("an empty cluster says no nodes are registered") {
+  auto chosen = choose_node(pod_need{}, {});
+  REQUIRE_FALSE(chosen.has_value());
+  CHECK_THAT(chosen.err().message, Catch::Contains("0/0 nodes are available"));
+}
