@@ -8,19 +8,26 @@ namespace {
 
 constexpr char hex[] = "0123456789abcdef";
 
+// encoding/json's float64 form: shortest round-trip digits, plain decimal for 1e-6 <= |d| < 1e21
+// (1e20 → 100000000000000000000), exponent form outside with "e-07" shortened to "e-7".
 void write_number(std::string& out, double d) {
   if (!std::isfinite(d)) { // JSON has no NaN/Inf; Go refuses them, we write null.
     out += "null";
     return;
   }
-  if (d == std::floor(d) && std::fabs(d) < 1e15) {
-    char buf[32];
-    auto r = std::to_chars(buf, buf + sizeof buf, static_cast<long long>(d));
-    out.append(buf, r.ptr);
+  char buf[64];
+  double abs = std::fabs(d);
+  if (abs != 0 && (abs < 1e-6 || abs >= 1e21)) {
+    auto r = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
+    std::size_t n = static_cast<std::size_t>(r.ptr - buf);
+    if (n >= 4 && buf[n - 4] == 'e' && buf[n - 3] == '-' && buf[n - 2] == '0') {
+      buf[n - 2] = buf[n - 1];
+      --n;
+    }
+    out.append(buf, n);
     return;
   }
-  char buf[64];
-  auto r = std::to_chars(buf, buf + sizeof buf, d);
+  auto r = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::fixed);
   out.append(buf, r.ptr);
 }
 
