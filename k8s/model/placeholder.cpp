@@ -1,1 +1,0 @@
-namespace kozmo::k8s {}

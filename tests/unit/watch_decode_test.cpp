@@ -1,0 +1,146 @@
+#include "k8s/model/codec.hpp"
+#include "k8s/model/time.hpp"
+#include "k8s/model/watch.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace kozmo::k8s;
+
+namespace {
+
+time_point at(std::string_view rfc3339) {
+  auto t = parse_time(rfc3339);
+  REQUIRE(t.has_value());
+  return *t;
+}
+
+} // namespace
+
+TEST_CASE("watch lines of every type decode with their resourceVersion") {
+  auto added = decode_watch_event<pod>(
+      R"({"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"pw2","namespace":"wire-a","resourceVersion":"417","creationTimestamp":"2026-11-21T19:59:00Z"},"spec":{"containers":[{"name":"c","image":"busybox"}]},"status":{"phase":"Pending"}}})");
+  REQUIRE(added.has_value());
+  CHECK(added->type == watch_event_type::added);
+  CHECK(added->kind == "Pod");
+  CHECK(added->resource_version == "417");
+  CHECK(added->object.metadata.name == "pw2");
+  CHECK(added->object.status.phase == "Pending");
+  CHECK_FALSE(added->status.has_value());
+
+  auto modified = decode_watch_event<pod>(
+      R"({"type":"MODIFIED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"pw2","resourceVersion":"419","deletionTimestamp":"2026-11-21T19:59:20Z","deletionGracePeriodSeconds":0,"labels":{"app":"demo","x":"1"}},"spec":{},"status":{}}})");
+  REQUIRE(modified.has_value());
+  CHECK(modified->type == watch_event_type::modified);
+  CHECK(modified->object.metadata.deletion_timestamp == at("2026-11-21T19:59:20Z"));
+  CHECK(modified->object.metadata.deletion_grace_period_seconds == 0);
+  CHECK(modified->object.metadata.labels.size() == 2);
+
+  auto deleted = decode_watch_event<pod>(
+      R"({"type":"DELETED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"pw2","resourceVersion":"420"}}})");
+  REQUIRE(deleted.has_value());
+  CHECK(deleted->type == watch_event_type::deleted);
+  CHECK(deleted->resource_version == "420");
+
+  auto bookmark = decode_watch_event<pod>(
+      R"({"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"422","creationTimestamp":null},"spec":{"containers":null},"status":{}}})");
+  REQUIRE(bookmark.has_value());
+  CHECK(bookmark->type == watch_event_type::bookmark);
+  CHECK(bookmark->resource_version == "422");
+  CHECK_FALSE(bookmark->object.metadata.creation_timestamp.has_value());
+  CHECK(bookmark->object.spec.containers.empty());
+
+  auto gone = decode_watch_event<pod>(
+      R"json({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 1 (369)","reason":"Expired","code":410}})json");
+  REQUIRE(gone.has_value());
+  CHECK(gone->type == watch_event_type::error);
+  CHECK(gone->kind == "Status");
+  REQUIRE(gone->status.has_value());
+  CHECK(gone->status->code == 410);
+  CHECK(gone->status->reason == "Expired");
+  CHECK(gone->status->is_gone());
+  CHECK(gone->status->to_error().message == "too old resource version: 1 (369)");
+  CHECK(gone->resource_version.empty());
+}
+
+TEST_CASE("a watch line is decoded whatever the order of its members") {
+  auto r = decode_watch_event<node>(
+      R"({"object":{"metadata":{"resourceVersion":"7","name":"n1"},"status":{"capacity":{"nvidia.com/gpu":"4"}},"apiVersion":"v1","kind":"Node"},"type":"MODIFIED"})");
+  REQUIRE(r.has_value());
+  CHECK(r->type == watch_event_type::modified);
+  CHECK(r->kind == "Node");
+  CHECK(r->resource_version == "7");
+  CHECK(r->object.status.capacity.at("nvidia.com/gpu").value() == 4);
+}
+
+TEST_CASE("the untyped watch decoder picks the model from apiVersion and kind") {
+  auto p = decode_watch_event(
+      R"({"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","resourceVersion":"444"},"spec":{"containers":[{"name":"a"},{"name":"b"}]}}})");
+  REQUIRE(p.has_value());
+  REQUIRE(std::holds_alternative<pod>(p->object));
+  CHECK(std::get<pod>(p->object).spec.containers.size() == 2);
+  CHECK(p->resource_version == "444");
+  CHECK(p->api_version == "v1");
+  CHECK(p->kind == "Pod");
+
+  auto l = decode_watch_event(
+      R"({"type":"MODIFIED","object":{"kind":"Lease","apiVersion":"coordination.k8s.io/v1","metadata":{"name":"kozmo","namespace":"kube-system","resourceVersion":"55"},"spec":{"holderIdentity":"kozmo-0","leaseDurationSeconds":15,"acquireTime":"2026-11-21T20:00:00.000000Z","renewTime":"2026-11-21T20:00:10.250000Z","leaseTransitions":2}}})");
+  REQUIRE(l.has_value());
+  REQUIRE(std::holds_alternative<lease>(l->object));
+  const auto& ls = std::get<lease>(l->object).spec;
+  CHECK(ls.holder_identity == "kozmo-0");
+  CHECK(ls.lease_duration_seconds == 15);
+  CHECK(ls.renew_time == at("2026-11-21T20:00:10.25Z"));
+  CHECK(ls.lease_transitions == 2);
+
+  auto cr = decode_watch_event(
+      R"({"type":"ADDED","object":{"apiVersion":"kubeflow.org/v1","kind":"PyTorchJob","metadata":{"name":"train","namespace":"wire-a","resourceVersion":"77","uid":"0a1b2c3d"},"spec":{"pytorchReplicaSpecs":{"Master":{"replicas":1}}}}})");
+  REQUIRE(cr.has_value());
+  REQUIRE(std::holds_alternative<custom_object>(cr->object));
+  const auto& job = std::get<custom_object>(cr->object);
+  CHECK(job.kind == "PyTorchJob");
+  CHECK(job.api_version == "kubeflow.org/v1");
+  CHECK(job.metadata.uid == "0a1b2c3d");
+  CHECK(job.document.at_path({"spec", "pytorchReplicaSpecs", "Master"})->get_int("replicas") == 1);
+  CHECK(cr->resource_version == "77");
+
+  // An Event of another group is not a core/v1 Event.
+  auto other = decode_watch_event(
+      R"({"type":"ADDED","object":{"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"name":"e","resourceVersion":"3"},"note":"x"}})");
+  REQUIRE(other.has_value());
+  CHECK(std::holds_alternative<custom_object>(other->object));
+
+  auto err = decode_watch_event(
+      R"json({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 1 (369)","reason":"Expired","code":410}})json");
+  REQUIRE(err.has_value());
+  REQUIRE(std::holds_alternative<api_status>(err->object));
+  CHECK(std::get<api_status>(err->object).code == 410);
+}
+
+TEST_CASE("broken watch lines are errors, not empty events") {
+  CHECK_FALSE(decode_watch_event<pod>(R"({"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"x")").has_value());
+  auto unknown = decode_watch_event<pod>(R"({"type":"CHANGED","object":{"kind":"Pod"}})");
+  REQUIRE_FALSE(unknown.has_value());
+  CHECK(unknown.err().message == "type: unknown watch event type \"CHANGED\"");
+  auto no_type = decode_watch_event<pod>(R"({"object":{"kind":"Pod"}})");
+  REQUIRE_FALSE(no_type.has_value());
+  CHECK(no_type.err().message == "watch event without a type");
+  CHECK_FALSE(decode_watch_event<pod>("").has_value());
+}
+
+TEST_CASE("list responses decode with their resourceVersion and continue token") {
+  auto list = decode_list<pod>(
+      R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"442","continue":"eyJ2IjoibWV0YS5rOHMuaW8vdjEifQ","remainingItemCount":3},
+          "items":[{"metadata":{"name":"p1","resourceVersion":"440"},"spec":{"nodeName":"n1"}},
+                   {"metadata":{"name":"p2","resourceVersion":"441"},"status":{"phase":"Running"}}]})");
+  REQUIRE(list.has_value());
+  CHECK(list->resource_version == "442");
+  CHECK(list->continue_token == "eyJ2IjoibWV0YS5rOHMuaW8vdjEifQ");
+  CHECK(list->remaining_item_count == 3);
+  REQUIRE(list->items.size() == 2);
+  CHECK(list->items[0].spec.node_name == "n1");
+  CHECK(list->items[1].status.phase == "Running");
+
+  auto bad = decode_list<node>(R"({"items":[{},{"status":{"capacity":{"cpu":"x"}}}]})");
+  REQUIRE_FALSE(bad.has_value());
+  CHECK(bad.err().message.starts_with("items[1].status.capacity[cpu]: quantity \"x\" is invalid"));
+}
