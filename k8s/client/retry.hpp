@@ -1,0 +1,59 @@
+// When a failed request is tried again, and after how long. Pure: the client feeds in what
+// happened and a random number, and schedules a timer for the answer.
+//
+// Rules (client-go's spirit, made explicit):
+//  1. Retried failures: connection errors, 429 Too Many Requests, and 5xx except 501.
+//  2. Idempotent methods (GET, HEAD, PUT, DELETE, OPTIONS) are retried on all of them.
+//  3. Other methods (POST, PATCH) only when the request provably did not reach the server:
+//     the connection was never established, or the server answered 429 (the API server's
+//     flow control rejects before the handler runs).
+//  4. A Retry-After header (seconds) on 429/5xx sets the delay; otherwise the delay is
+//     base * 2^attempt, capped, plus up to 20% jitter.
+//  5. TLS failures (bad certificate, rejected client certificate) are never retried: they do
+//     not heal by themselves.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string_view>
+
+namespace kozmo::client {
+
+struct backoff_policy {
+  std::chrono::milliseconds base{100};
+  std::chrono::milliseconds cap{5000};
+  int max_retries = 5;
+};
+
+// What went wrong on one attempt.
+struct attempt_failure {
+  enum class kind {
+    not_sent,     // connect failed (refused, unreachable, timed out): the server saw nothing
+    maybe_sent,   // the connection broke or timed out after the request was (partly) written
+    http_status,  // the server answered with `status`
+    permanent,    // TLS verification, bad config: retrying cannot help
+  };
+  kind what = kind::not_sent;
+  int status = 0;
+  std::optional<std::chrono::seconds> retry_after;
+};
+
+bool is_idempotent(std::string_view method);
+
+// 429, or a 5xx other than 501 Not Implemented.
+bool is_retryable_status(int status);
+
+// Parses a Retry-After header given in seconds (HTTP dates are not used by Kubernetes).
+std::optional<std::chrono::seconds> parse_retry_after(std::string_view header);
+
+// The back-off before retry number `attempt` (0 for the first retry); `random01` in [0, 1).
+std::chrono::milliseconds backoff_delay(const backoff_policy& p, int attempt, double random01);
+
+// The delay before retrying, or nullopt when the failure must be reported. `attempt` counts
+// retries already made.
+std::optional<std::chrono::milliseconds> retry_delay(const backoff_policy& p,
+                                                     std::string_view method,
+                                                     const attempt_failure& failure, int attempt,
+                                                     double random01);
+
+} // namespace kozmo::client
