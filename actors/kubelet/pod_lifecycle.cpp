@@ -1,24 +1,17 @@
 #include "actors/kubelet/pod_lifecycle.hpp"
 
+#include "k8s/model/time.hpp"
+
 #include <algorithm>
-#include <ctime>
 
 namespace kozmo::kubelet {
+using k8s::format_time;
 namespace {
 
 constexpr duration max_backoff{300'000};
 constexpr duration image_pull_backoff_after{1000}; // ErrImagePull → ImagePullBackOff
 
 } // namespace
-
-std::string format_time(clock::time_point t) {
-  std::time_t secs = clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 pod_lifecycle::pod_lifecycle(sim_pod pod, pod_script script, clock::time_point now)
     : pod_(std::move(pod)), script_(script), created_(now) {}

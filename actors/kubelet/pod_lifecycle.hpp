@@ -95,7 +95,4 @@ private:
   std::string phase_ = "Pending";
 };
 
-// RFC 3339 in UTC with seconds, as Kubernetes writes metav1.Time.
-std::string format_time(clock::time_point t);
-
 } // namespace kozmo::kubelet

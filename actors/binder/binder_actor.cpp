@@ -1,0 +1,227 @@
+#include "actors/binder/binder_actor.hpp"
+
+#include "actors/binder/first_fit.hpp"
+#include "actors/watch/object_traits.hpp"
+#include "k8s/model/make_event.hpp"
+#include "messages/atoms.hpp"
+#include "messages/watch_messages.hpp"
+
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include <map>
+#include <set>
+
+namespace kozmo::binder {
+namespace {
+
+using pod_ptr = std::shared_ptr<const k8s::pod>;
+using node_ptr = std::shared_ptr<const k8s::node>;
+
+struct binder_state {
+  static inline const char* name = "binder";
+  std::shared_ptr<client::client> cli;
+  std::map<std::string, node_ptr> nodes;       // by name
+  std::map<std::string, pod_ptr> pending;      // by uid: ours, unbound, not deleting
+  std::map<std::string, pod_ptr> bound;        // by uid: holding resources on a node
+  std::map<std::string, std::string> assumed;  // uid → node: bind sent, not yet seen
+  std::map<std::string, std::string> last_refusal; // uid → message already reported
+  bool pass_queued = false;
+};
+
+using binder_actor = caf::stateful_actor<binder_state>;
+
+bool is_ours(const k8s::pod& p) {
+  return p.spec.scheduler_name.empty() || p.spec.scheduler_name == "default-scheduler";
+}
+
+bool holds_resources(const k8s::pod& p) {
+  return !p.spec.node_name.empty() && p.status.phase != "Succeeded" && p.status.phase != "Failed";
+}
+
+// What a pod asks for: the sum over containers of requests (limits where no request is
+// given, as the API server defaults them), or the largest init container if that is more.
+pod_need need_of(const k8s::pod& p) {
+  auto amount = [](const k8s::container& c, const std::string& name) -> k8s::quantity {
+    if (auto it = c.resources.requests.find(name); it != c.resources.requests.end())
+      return it->second;
+    if (auto it = c.resources.limits.find(name); it != c.resources.limits.end())
+      return it->second;
+    return {};
+  };
+  pod_need need;
+  for (const auto& c : p.spec.containers) {
+    need.gpus += amount(c, "nvidia.com/gpu").value();
+    need.milli_cpu += amount(c, "cpu").milli_value();
+    need.memory_bytes += amount(c, "memory").value();
+  }
+  for (const auto& c : p.spec.init_containers) {
+    need.gpus = std::max(need.gpus, amount(c, "nvidia.com/gpu").value());
+    need.milli_cpu = std::max(need.milli_cpu, amount(c, "cpu").milli_value());
+    need.memory_bytes = std::max(need.memory_bytes, amount(c, "memory").value());
+  }
+  need.node_selector = p.spec.node_selector;
+  for (const auto& t : p.spec.tolerations)
+    need.tolerations.push_back({t.key, t.operator_.empty() ? "Equal" : t.operator_, t.value, t.effect});
+  return need;
+}
+
+std::vector<node_room> rooms(const binder_state& st) {
+  std::map<std::string, node_room> by_name;
+  for (const auto& [name, n] : st.nodes) {
+    node_room r;
+    r.name = name;
+    r.unschedulable = n->spec.unschedulable;
+    r.labels = n->metadata.labels;
+    for (const auto& t : n->spec.taints)
+      r.taints.push_back({t.key, t.value, t.effect});
+    r.ready = false;
+    for (const auto& c : n->status.conditions)
+      if (c.type == "Ready")
+        r.ready = c.status == "True";
+    auto get = [&](const char* res) -> k8s::quantity {
+      auto it = n->status.allocatable.find(res);
+      return it == n->status.allocatable.end() ? k8s::quantity{} : it->second;
+    };
+    r.gpus = get("nvidia.com/gpu").value();
+    r.milli_cpu = get("cpu").milli_value();
+    r.memory_bytes = get("memory").value();
+    by_name.emplace(name, std::move(r));
+  }
+  auto charge = [&](const std::string& node, const pod_need& need) {
+    auto it = by_name.find(node);
+    if (it == by_name.end())
+      return;
+    it->second.gpus -= need.gpus;
+    it->second.milli_cpu -= need.milli_cpu;
+    it->second.memory_bytes -= need.memory_bytes;
+  };
+  for (const auto& [uid, p] : st.bound)
+    charge(p->spec.node_name, need_of(*p));
+  for (const auto& [uid, node] : st.assumed)
+    if (auto it = st.pending.find(uid); it != st.pending.end())
+      charge(node, need_of(*it->second));
+  std::vector<node_room> out;
+  for (auto& [_, r] : by_name)
+    out.push_back(std::move(r));
+  return out;
+}
+
+void report_unschedulable(binder_actor* self, const k8s::pod& p, const std::string& message) {
+  auto& st = self->state;
+  auto& last = st.last_refusal[p.metadata.uid];
+  if (last == message)
+    return;
+  last = message;
+  spdlog::info("binder pod={}/{} waiting: {}", p.metadata.namespace_, p.metadata.name, message);
+  st.cli->create_event(k8s::make_event(k8s::pod_reference(p.metadata.namespace_, p.metadata.name, p.metadata.uid),
+                                       {"default-scheduler", ""}, "Warning", "FailedScheduling", message,
+                                       std::chrono::system_clock::now()),
+                       [](expected<json::value>) {});
+  json::value cond;
+  cond["type"] = "PodScheduled";
+  cond["status"] = "False";
+  cond["reason"] = "Unschedulable";
+  cond["message"] = message;
+  cond["lastProbeTime"] = nullptr;
+  json::value body;
+  body["status"]["conditions"] = json::array{cond};
+  st.cli->patch_status({"", "v1", "pods", p.metadata.namespace_, p.metadata.name, ""}, client::patch_type::strategic,
+                       body, {}, [](expected<json::value>) {});
+}
+
+void schedule_pass(binder_actor* self) {
+  auto& st = self->state;
+  st.pass_queued = false;
+  for (const auto& [uid, pod] : st.pending) {
+    if (st.assumed.count(uid))
+      continue;
+    auto chosen = choose_node(need_of(*pod), rooms(st));
+    if (!chosen) {
+      report_unschedulable(self, *pod, chosen.err().message);
+      continue;
+    }
+    st.assumed[uid] = *chosen;
+    client::binding b{pod->metadata.namespace_, pod->metadata.name, *chosen, uid, {}};
+    caf::actor me = caf::actor_cast<caf::actor>(self);
+    std::string node = *chosen;
+    st.cli->bind(b, [me, uid, node](expected<json::value> r) {
+      caf::anon_send(me, atoms::retry_atom::value, uid, node, r ? std::string() : r.err().message);
+    });
+  }
+}
+
+void queue_pass(binder_actor* self) {
+  if (self->state.pass_queued)
+    return;
+  self->state.pass_queued = true;
+  self->send(self, atoms::advance_atom::value);
+}
+
+void on_pod(binder_actor* self, const object_event<k8s::pod>& ev) {
+  auto& st = self->state;
+  const auto& p = *ev.object;
+  const auto& uid = p.metadata.uid;
+  bool gone = ev.type == watch::event_type::deleted;
+  st.bound.erase(uid);
+  if (gone || !p.spec.node_name.empty() || p.metadata.deletion_timestamp || !is_ours(p)) {
+    bool was_pending = st.pending.erase(uid) > 0;
+    st.assumed.erase(uid);
+    st.last_refusal.erase(uid);
+    if (!gone && holds_resources(p))
+      st.bound.emplace(uid, ev.object);
+    if (gone || was_pending || !holds_resources(p))
+      queue_pass(self); // resources or a queue slot were freed
+    return;
+  }
+  st.pending[uid] = ev.object;
+  queue_pass(self);
+}
+
+caf::behavior binder(binder_actor* self, std::shared_ptr<client::client> cli, caf::actor pods_watch,
+                     caf::actor nodes_watch) {
+  self->state.cli = std::move(cli);
+  auto me = caf::actor_cast<caf::actor>(self);
+  self->send(pods_watch, atoms::subscribe_atom::value, watch::index_kind::all, std::string(), me);
+  self->send(nodes_watch, atoms::subscribe_atom::value, watch::index_kind::all, std::string(), me);
+  return {
+      [self](const object_event<k8s::pod>& ev) { on_pod(self, ev); },
+      [self](const object_event<k8s::node>& ev) {
+        auto& nodes = self->state.nodes;
+        if (ev.type == watch::event_type::deleted)
+          nodes.erase(ev.object->metadata.name);
+        else
+          nodes[ev.object->metadata.name] = ev.object;
+        queue_pass(self);
+      },
+      [self](atoms::advance_atom) { schedule_pass(self); },
+      [self](atoms::retry_atom, const std::string& uid, const std::string& node, const std::string& failure) {
+        auto& st = self->state;
+        if (failure.empty()) {
+          spdlog::info("binder pod-uid={} bound node={}", uid, node);
+          auto it = st.pending.find(uid);
+          if (it != st.pending.end())
+            st.cli->create_event(
+                k8s::make_event(k8s::pod_reference(it->second->metadata.namespace_, it->second->metadata.name, uid),
+                                {"default-scheduler", ""}, "Normal", "Scheduled",
+                                "Successfully assigned " + it->second->metadata.namespace_ + "/" +
+                                    it->second->metadata.name + " to " + node,
+                                std::chrono::system_clock::now()),
+                [](expected<json::value>) {});
+          return; // the pods watch will show it bound
+        }
+        spdlog::warn("binder pod-uid={} bind to node={} failed: {}", uid, node, failure);
+        st.assumed.erase(uid);
+        self->delayed_send(self, std::chrono::seconds(1), atoms::advance_atom::value);
+      },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_binder(caf::actor_system& sys, std::shared_ptr<client::client> cli, caf::actor pods_watch,
+                        caf::actor nodes_watch) {
+  return sys.spawn(binder, std::move(cli), std::move(pods_watch), std::move(nodes_watch));
+}
+
+} // namespace kozmo::binder

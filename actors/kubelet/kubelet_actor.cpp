@@ -1,0 +1,278 @@
+#include "actors/kubelet/kubelet_actor.hpp"
+
+#include "actors/kubelet/pod_lifecycle.hpp"
+#include "actors/watch/object_traits.hpp"
+#include "k8s/model/make_event.hpp"
+#include "k8s/model/time.hpp"
+#include "messages/atoms.hpp"
+#include "messages/watch_messages.hpp"
+
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include <unordered_map>
+
+namespace kozmo::kubelet {
+namespace {
+
+using atoms::advance_atom;
+using atoms::heartbeat_atom;
+using atoms::register_atom;
+
+struct tracked_pod {
+  std::string ns;
+  std::string name;
+  std::unique_ptr<pod_lifecycle> life;
+  std::uint64_t timer_generation = 0; // a timer carrying an older generation is stale
+  bool stopping = false;
+};
+
+struct kubelet_state {
+  static inline const char* name = "kubelet";
+  std::shared_ptr<client::client> cli;
+  caf::actor pods_watch;
+  kubelet_config cfg;
+  std::unordered_map<std::string, tracked_pod> pods; // by uid
+  std::uint32_t next_pod_ip = 2;
+  std::string registered_since;
+};
+
+using kubelet_actor = caf::stateful_actor<kubelet_state>;
+
+client::resource_ref pod_ref(const std::string& ns, const std::string& name) {
+  return {"", "v1", "pods", ns, name, ""};
+}
+
+void post_event(kubelet_actor* self, const tracked_pod& p, const std::string& uid, const std::string& type,
+                const std::string& reason, const std::string& message) {
+  auto& st = self->state;
+  auto ev = k8s::make_event(k8s::pod_reference(p.ns, p.name, uid), {"kubelet", st.cfg.node.name}, type, reason, message,
+                            clock::now());
+  st.cli->create_event(ev, [](expected<json::value> r) {
+    if (!r)
+      spdlog::debug("kubelet could not post an event: {}", r.err().message);
+  });
+}
+
+// The pod IP for the next pod: an address in the node's /24.
+std::string allocate_pod_ip(kubelet_state& st) {
+  std::string cidr = st.cfg.node.pod_cidr; // "10.244.3.0/24"
+  std::string prefix = cidr.substr(0, cidr.rfind('.') + 1);
+  std::uint32_t host = st.next_pod_ip;
+  st.next_pod_ip = st.next_pod_ip >= 254 ? 2 : st.next_pod_ip + 1;
+  return prefix + std::to_string(host);
+}
+
+void write_status(kubelet_actor* self, const tracked_pod& p) {
+  json::value body;
+  body["status"] = p.life->status_json();
+  self->state.cli->patch_status(pod_ref(p.ns, p.name), client::patch_type::merge, body, {},
+                                [ns = p.ns, name = p.name](expected<json::value> r) {
+                                  if (!r && r.err().code != 404)
+                                    spdlog::warn("kubelet pod={}/{} status update failed: {}", ns, name,
+                                                 r.err().message);
+                                });
+}
+
+void arm(kubelet_actor* self, const std::string& uid, tracked_pod& p, duration delay) {
+  ++p.timer_generation;
+  self->delayed_send(self, delay, advance_atom::value, uid, p.timer_generation);
+}
+
+void remove_pod_object(kubelet_actor* self, const std::string& uid, const std::string& ns, const std::string& name) {
+  client::delete_options opts;
+  opts.grace_period_seconds = 0;
+  opts.precondition_uid = uid;
+  self->state.cli->remove(pod_ref(ns, name), opts, [ns, name](expected<json::value> r) {
+    if (!r && r.err().code != 404 && r.err().code != 409)
+      spdlog::warn("kubelet pod={}/{} final delete failed: {}", ns, name, r.err().message);
+  });
+}
+
+// Narrates a stage change with the Event a real kubelet would post.
+void announce(kubelet_actor* self, const std::string& uid, const tracked_pod& p, stage before) {
+  stage now = p.life->current();
+  if (now == before)
+    return;
+  std::string main = "main";
+  switch (now) {
+  case stage::running:
+    post_event(self, p, uid, "Normal", "Started", "Started container (simulated on " + self->state.cfg.node.name + ")");
+    break;
+  case stage::image_pull_error:
+  case stage::stuck: {
+    auto st = p.life->status_json();
+    const auto* cs = st.find("containerStatuses");
+    std::string reason, message;
+    if (cs && cs->is_array() && !cs->as_array().empty())
+      if (const auto* w = cs->as_array().front().at_path({"state", "waiting"})) {
+        reason = w->get_string("reason");
+        message = w->get_string("message");
+      }
+    post_event(self, p, uid, "Warning", reason == "ImagePullBackOff" ? "BackOff" : "Failed",
+               message.empty() ? reason : message);
+    break;
+  }
+  case stage::backoff:
+    post_event(self, p, uid, "Warning", "BackOff", "Back-off restarting failed container");
+    break;
+  case stage::finished:
+    spdlog::info("kubelet node={} pod={}/{} phase={}", self->state.cfg.node.name, p.ns, p.name, p.life->phase());
+    break;
+  default:
+    break;
+  }
+}
+
+void on_pod(kubelet_actor* self, const object_event<k8s::pod>& ev) {
+  auto& st = self->state;
+  const k8s::pod& pod = *ev.object;
+  const std::string& uid = pod.metadata.uid;
+  auto it = st.pods.find(uid);
+  if (ev.type == watch::event_type::deleted) {
+    if (it != st.pods.end())
+      st.pods.erase(it);
+    return;
+  }
+  if (pod.metadata.deletion_timestamp) {
+    if (it == st.pods.end()) {
+      remove_pod_object(self, uid, pod.metadata.namespace_, pod.metadata.name);
+      return;
+    }
+    auto& p = it->second;
+    if (p.stopping)
+      return;
+    p.stopping = true;
+    auto grace = duration(1000 * pod.metadata.deletion_grace_period_seconds.value_or(30));
+    post_event(self, p, uid, "Normal", "Killing", "Stopping container main");
+    arm(self, uid, p, p.life->begin_stop(clock::now(), grace));
+    return;
+  }
+  if (it != st.pods.end())
+    return; // already running it; spec changes do not restart simulated containers
+  if (pod.status.phase == "Succeeded" || pod.status.phase == "Failed")
+    return; // finished before this kubelet (re)started
+  tracked_pod p;
+  p.ns = pod.metadata.namespace_;
+  p.name = pod.metadata.name;
+  sim_pod sp;
+  sp.uid = uid;
+  for (const auto& c : pod.spec.init_containers)
+    sp.init_containers.push_back({c.name, c.image});
+  for (const auto& c : pod.spec.containers)
+    sp.containers.push_back({c.name, c.image});
+  sp.restart_policy = pod.spec.restart_policy.empty() ? "Always" : pod.spec.restart_policy;
+  sp.host_ip = st.cfg.node.internal_ip;
+  sp.pod_ip = allocate_pod_ip(st);
+  auto script = parse_pod_script(pod.metadata.annotations);
+  if (!script) {
+    // A broken script must not take the node down: the pod fails to start and says why.
+    pod_script stuck;
+    stuck.failure = scripted_failure::create_container_config_error;
+    p.life = std::make_unique<pod_lifecycle>(sp, stuck, clock::now());
+    p.life->advance(clock::now());
+    write_status(self, p);
+    post_event(self, p, uid, "Warning", "Failed", script.err().message);
+    st.pods.emplace(uid, std::move(p));
+    return;
+  }
+  p.life = std::make_unique<pod_lifecycle>(sp, *script, clock::now());
+  spdlog::info("kubelet node={} pod={}/{} accepted", st.cfg.node.name, p.ns, p.name);
+  write_status(self, p);
+  post_event(self, p, uid, "Normal", "Pulling", "Pulling image \"" + (sp.containers.empty() ? "" : sp.containers[0].image) + "\"");
+  auto [pos, _] = st.pods.emplace(uid, std::move(p));
+  // A pod that was already Running when this kubelet restarted resumes running.
+  if (pod.status.phase == "Running") {
+    pos->second.life->advance(clock::now());
+    write_status(self, pos->second);
+    return;
+  }
+  arm(self, uid, pos->second, pos->second.life->first_delay());
+}
+
+void on_advance(kubelet_actor* self, const std::string& uid, std::uint64_t generation) {
+  auto& st = self->state;
+  auto it = st.pods.find(uid);
+  if (it == st.pods.end() || it->second.timer_generation != generation)
+    return;
+  auto& p = it->second;
+  stage before = p.life->current();
+  auto next = p.life->advance(clock::now());
+  if (p.life->current() == stage::gone) {
+    write_status(self, p);
+    remove_pod_object(self, uid, p.ns, p.name);
+    return;
+  }
+  write_status(self, p);
+  announce(self, uid, p, before);
+  if (next)
+    arm(self, uid, p, *next);
+}
+
+void register_node(kubelet_actor* self) {
+  auto& st = self->state;
+  auto now = k8s::format_time(clock::now());
+  st.registered_since = now;
+  auto node = node_object(st.cfg.node, now);
+  caf::actor me = caf::actor_cast<caf::actor>(self);
+  client::resource_ref nodes{"", "v1", "nodes", "", "", ""};
+  st.cli->create(nodes, node, [me, name = st.cfg.node.name, node, cli = st.cli](expected<json::value> r) {
+    if (r) {
+      spdlog::info("kubelet node={} registered", name);
+      return;
+    }
+    if (r.err().code != 409) {
+      spdlog::warn("kubelet node={} registration failed: {} (retrying)", name, r.err().message);
+      caf::anon_send(me, register_atom::value);
+      return;
+    }
+    // Already registered (a restart): refresh capacity and conditions, keep spec (cordons).
+    json::value body;
+    body["status"] = *node.find("status");
+    cli->patch_status({"", "v1", "nodes", "", name, ""}, client::patch_type::merge, body, {},
+                      [name](expected<json::value> r2) {
+                        if (!r2)
+                          spdlog::warn("kubelet node={} status refresh failed: {}", name, r2.err().message);
+                      });
+  });
+}
+
+void heartbeat(kubelet_actor* self) {
+  auto& st = self->state;
+  json::value body;
+  body["status"]["conditions"] = node_conditions(k8s::format_time(clock::now()), st.registered_since);
+  st.cli->patch_status({"", "v1", "nodes", "", st.cfg.node.name, ""}, client::patch_type::strategic, body, {},
+                       [name = st.cfg.node.name](expected<json::value> r) {
+                         if (!r)
+                           spdlog::debug("kubelet node={} heartbeat failed: {}", name, r.err().message);
+                       });
+  self->delayed_send(self, st.cfg.heartbeat, heartbeat_atom::value);
+}
+
+caf::behavior kubelet(kubelet_actor* self, std::shared_ptr<client::client> cli, caf::actor pods_watch,
+                      kubelet_config cfg) {
+  auto& st = self->state;
+  st.cli = std::move(cli);
+  st.pods_watch = std::move(pods_watch);
+  st.cfg = std::move(cfg);
+  register_node(self);
+  self->send(st.pods_watch, atoms::subscribe_atom::value, watch::index_kind::node_name, st.cfg.node.name,
+             caf::actor_cast<caf::actor>(self));
+  self->delayed_send(self, st.cfg.heartbeat, heartbeat_atom::value);
+  return {
+      [self](const object_event<k8s::pod>& ev) { on_pod(self, ev); },
+      [self](advance_atom, const std::string& uid, std::uint64_t generation) { on_advance(self, uid, generation); },
+      [self](heartbeat_atom) { heartbeat(self); },
+      [self](register_atom) { self->delayed_send(self, std::chrono::seconds(1), atoms::retry_atom::value); },
+      [self](atoms::retry_atom) { register_node(self); },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_kubelet(caf::actor_system& sys, std::shared_ptr<client::client> cli, caf::actor pods_watch,
+                         kubelet_config cfg) {
+  return sys.spawn(kubelet, std::move(cli), std::move(pods_watch), std::move(cfg));
+}
+
+} // namespace kozmo::kubelet

@@ -1,0 +1,32 @@
+// The simulated kubelet: one actor per simulated node.
+//
+//   kubelet ──create/patch Node, renew Lease──▶ API server     (registration, heartbeats)
+//   pods watch ──object_event<pod> (spec.nodeName = this node)──▶ kubelet
+//   kubelet ──pods/status patches, Events, final DELETE (grace 0)──▶ API server
+//   kubelet ──(advance_atom, uid, generation) after a delay──▶ itself  (lifecycle timers)
+//
+// It only uses the client, so it runs against `kozmo local`'s embedded server and against a
+// real kube-apiserver alike (`kozmo kubelet --kubeconfig ...`).
+#pragma once
+
+#include "actors/kubelet/cluster_shape.hpp"
+#include "k8s/client/client.hpp"
+
+#include <caf/fwd.hpp>
+
+#include <chrono>
+#include <memory>
+
+namespace kozmo::kubelet {
+
+struct kubelet_config {
+  node_shape node;
+  std::chrono::milliseconds heartbeat{10000}; // node status + Lease renewal period
+};
+
+// `pods_watch` is a watch actor of pods (watch::spawn_watch<k8s::pod>); the kubelet
+// subscribes to the pods bound to its node.
+caf::actor spawn_kubelet(caf::actor_system& sys, std::shared_ptr<client::client> cli, caf::actor pods_watch,
+                         kubelet_config cfg);
+
+} // namespace kozmo::kubelet

@@ -1,0 +1,34 @@
+#include "actors/watch/object_traits.hpp"
+
+namespace kozmo::watch {
+
+template <class T>
+expected<watch_line<T>> meta_traits<T>::decode_line(std::string_view line) {
+  auto ev = k8s::decode_watch_event<T>(line);
+  if (!ev)
+    return ev.err();
+  watch_line<T> out;
+  out.resource_version = ev->resource_version;
+  using k = typename watch_line<T>::kind;
+  switch (ev->type) {
+  case k8s::watch_event_type::added: out.what = k::added; break;
+  case k8s::watch_event_type::modified: out.what = k::modified; break;
+  case k8s::watch_event_type::deleted: out.what = k::deleted; break;
+  case k8s::watch_event_type::bookmark: out.what = k::bookmark; return out;
+  case k8s::watch_event_type::error:
+    out.what = k::error;
+    if (ev->status) {
+      out.error_code = static_cast<int>(ev->status->code);
+      out.error_message = ev->status->message;
+    }
+    return out;
+  }
+  out.object = std::make_shared<const T>(std::move(ev->object));
+  return out;
+}
+
+template struct meta_traits<k8s::pod>;
+template struct meta_traits<k8s::node>;
+template struct meta_traits<k8s::custom_object>;
+
+} // namespace kozmo::watch

@@ -1,0 +1,306 @@
+// The watch actor's behaviour, as a template. Included only by the .cpp files that
+// instantiate it for a type (watch_actor_*.cpp), so CAF's templates compile once per type.
+#pragma once
+
+#include "actors/watch/watch_actor.hpp"
+
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include <random>
+
+namespace kozmo::watch {
+
+namespace detail {
+
+// Messages from the client's io thread to the actor. `generation` tells stale callbacks of
+// an abandoned stream apart from the current one.
+template <class T>
+struct list_done {
+  std::uint64_t generation = 0;
+  std::shared_ptr<expected<json::value>> result;
+};
+template <class T>
+struct line_arrived {
+  std::uint64_t generation = 0;
+  std::shared_ptr<expected<watch_line<T>>> line;
+};
+struct stream_closed {
+  std::uint64_t generation = 0;
+  std::shared_ptr<expected<ok_t>> how;
+};
+
+template <class I, class T>
+typename I::result_type inspect(I& f, list_done<T>& x) { return f(caf::meta::type_name("list_done"), x.generation); }
+template <class I, class T>
+typename I::result_type inspect(I& f, line_arrived<T>& x) { return f(caf::meta::type_name("line_arrived"), x.generation); }
+template <class I>
+typename I::result_type inspect(I& f, stream_closed& x) { return f(caf::meta::type_name("stream_closed"), x.generation); }
+
+struct subscription {
+  index_kind kind = index_kind::all;
+  std::string value;
+  caf::actor who;
+};
+
+template <class T>
+struct watch_state {
+  static inline const char* name = "watch";
+  using traits = object_traits<T>;
+
+  std::shared_ptr<client::client> cli;
+  watch_config cfg;
+  cache<T, traits> store;
+  client::watch_handle stream;
+  std::uint64_t generation = 0;
+  std::vector<subscription> subscribers;
+  std::vector<caf::response_promise> waiting_for_sync;
+  bool synced = false;
+  std::chrono::milliseconds backoff{0};
+  // 410s since the last event that made progress: a relist that is expired again at once
+  // (a server whose history is too short for the list's version) waits for the back-off.
+  int expired_in_a_row = 0;
+  watch_stats stats;
+  std::mt19937 rng{std::random_device{}()};
+
+  std::string what() const {
+    const auto& r = cfg.resource;
+    return (r.group.empty() ? "" : r.group + "/") + r.resource + (r.ns.empty() ? "" : " in " + r.ns);
+  }
+};
+
+template <class T>
+using watch_actor = caf::stateful_actor<watch_state<T>>;
+
+template <class T>
+void deliver(watch_actor<T>* self, const event<T>& ev) {
+  using cache_t = cache<T, object_traits<T>>;
+  for (auto& s : self->state.subscribers) {
+    bool now = cache_t::matches(*ev.object, s.kind, s.value);
+    bool before = ev.previous && cache_t::matches(*ev.previous, s.kind, s.value);
+    if (!now && !before)
+      continue;
+    object_event<T> msg{ev.type, ev.object, ev.previous};
+    // An object that stops matching a subscriber's selection is gone as far as it knows.
+    if (!now && ev.type != event_type::deleted)
+      msg.type = event_type::deleted;
+    else if (now && !before && ev.type == event_type::modified)
+      msg.type = event_type::added;
+    self->send(s.who, std::move(msg));
+  }
+}
+
+template <class T>
+void start_list(watch_actor<T>* self);
+
+template <class T>
+void start_watch(watch_actor<T>* self) {
+  auto& st = self->state;
+  auto gen = ++st.generation;
+  client::watch_options opts;
+  opts.resource_version = st.store.resource_version();
+  opts.label_selector = st.cfg.label_selector;
+  opts.field_selector = st.cfg.field_selector;
+  opts.allow_bookmarks = true;
+  opts.timeout_seconds = st.cfg.watch_timeout_seconds;
+  caf::actor me = caf::actor_cast<caf::actor>(self);
+  st.stream = st.cli->watch(
+      st.cfg.resource, opts,
+      [me, gen](std::string_view line) {
+        // Decoded here, on the io thread, so the actor receives typed objects.
+        auto decoded = std::make_shared<expected<watch_line<T>>>(object_traits<T>::decode_line(line));
+        caf::anon_send(me, line_arrived<T>{gen, std::move(decoded)});
+      },
+      [me, gen](expected<ok_t> how) {
+        caf::anon_send(me, stream_closed{gen, std::make_shared<expected<ok_t>>(std::move(how))});
+      });
+}
+
+template <class T>
+void schedule_retry(watch_actor<T>* self, bool relist) {
+  auto& st = self->state;
+  st.backoff = st.backoff.count() == 0 ? st.cfg.min_backoff : std::min(st.backoff * 2, st.cfg.max_backoff);
+  // Jitter keeps many watchers from reconnecting in lock-step.
+  auto jitter = std::chrono::milliseconds(st.rng() % (st.backoff.count() / 4 + 1));
+  if (relist)
+    self->delayed_send(self, st.backoff + jitter, atoms::relist_atom::value);
+  else
+    self->delayed_send(self, st.backoff + jitter, atoms::rewatch_atom::value);
+}
+
+template <class T>
+void on_list(watch_actor<T>* self, list_done<T>& msg) {
+  auto& st = self->state;
+  if (msg.generation != st.generation)
+    return;
+  auto& result = *msg.result;
+  if (!result) {
+    spdlog::warn("watch={} list failed: {} (retrying)", st.what(), result.err().message);
+    schedule_retry(self, true);
+    return;
+  }
+  const json::value& list = *result;
+  std::vector<std::shared_ptr<const T>> items;
+  if (const auto* arr = list.find("items"); arr && arr->is_array()) {
+    items.reserve(arr->as_array().size());
+    for (const auto& item : arr->as_array()) {
+      auto obj = object_traits<T>::from_json(item);
+      if (!obj) {
+        ++st.stats.decode_errors;
+        spdlog::warn("watch={} skipping an undecodable object: {}", st.what(), obj.err().message);
+        continue;
+      }
+      items.push_back(std::make_shared<const T>(std::move(*obj)));
+    }
+  }
+  std::string rv = list.find("metadata") ? list.find("metadata")->get_string("resourceVersion") : "";
+  ++st.stats.lists;
+  for (auto& ev : st.store.replace(std::move(items), rv))
+    deliver(self, ev);
+  st.stats.objects = st.store.size();
+  if (!st.synced) {
+    st.synced = true;
+    for (auto& rp : st.waiting_for_sync)
+      rp.deliver(caf::ok_atom::value);
+    st.waiting_for_sync.clear();
+  }
+  spdlog::debug("watch={} listed {} objects at resourceVersion {}", st.what(), st.store.size(), rv);
+  start_watch(self);
+}
+
+template <class T>
+void start_list(watch_actor<T>* self) {
+  auto& st = self->state;
+  st.stream.cancel();
+  auto gen = ++st.generation;
+  client::list_options opts;
+  opts.label_selector = st.cfg.label_selector;
+  opts.field_selector = st.cfg.field_selector;
+  opts.limit = 500;
+  caf::actor me = caf::actor_cast<caf::actor>(self);
+  st.cli->list_all(st.cfg.resource, opts, [me, gen](expected<json::value> result) {
+    caf::anon_send(me, list_done<T>{gen, std::make_shared<expected<json::value>>(std::move(result))});
+  });
+}
+
+// The first 410 relists at once, as an informer does; repeated ones back off.
+template <class T>
+void relist_after_expiry(watch_actor<T>* self) {
+  auto& st = self->state;
+  st.stream.cancel();
+  ++st.generation; // ignore whatever the cancelled stream still reports
+  if (st.expired_in_a_row++ == 0)
+    start_list(self);
+  else
+    schedule_retry(self, true);
+}
+
+template <class T>
+void on_line(watch_actor<T>* self, line_arrived<T>& msg) {
+  auto& st = self->state;
+  if (msg.generation != st.generation)
+    return;
+  auto& decoded = *msg.line;
+  if (!decoded) {
+    ++st.stats.decode_errors;
+    spdlog::warn("watch={} undecodable event: {}", st.what(), decoded.err().message);
+    return;
+  }
+  auto& line = *decoded;
+  using kind = typename watch_line<T>::kind;
+  switch (line.what) {
+  case kind::bookmark:
+    st.store.note_resource_version(line.resource_version);
+    st.expired_in_a_row = 0;
+    return;
+  case kind::error:
+    if (line.error_code == 410) {
+      spdlog::info("watch={} resourceVersion {} expired: relisting", st.what(), st.store.resource_version());
+      relist_after_expiry(self);
+    } else {
+      spdlog::warn("watch={} error event {}: {}", st.what(), line.error_code, line.error_message);
+      st.stream.cancel(); // the close callback schedules the re-watch
+    }
+    return;
+  default:
+    break;
+  }
+  event_type type = line.what == kind::added      ? event_type::added
+                    : line.what == kind::modified ? event_type::modified
+                                                  : event_type::deleted;
+  st.backoff = std::chrono::milliseconds{0}; // the stream works: reset the back-off
+  st.expired_in_a_row = 0;
+  if (auto ev = st.store.apply(type, std::move(line.object))) {
+    ++st.stats.events;
+    deliver(self, *ev);
+  }
+  st.stats.objects = st.store.size();
+}
+
+template <class T>
+void on_closed(watch_actor<T>* self, stream_closed& msg) {
+  auto& st = self->state;
+  if (msg.generation != st.generation)
+    return;
+  auto& how = *msg.how;
+  ++st.stats.rewatches;
+  if (how) {
+    start_watch(self); // a clean end (server timeout): carry on from the last version
+    return;
+  }
+  if (how.err().code == 410) {
+    spdlog::info("watch={} {}: relisting", st.what(), how.err().message);
+    relist_after_expiry(self);
+    return;
+  }
+  spdlog::warn("watch={} stream failed: {} (re-watching from {})", st.what(), how.err().message,
+               st.store.resource_version());
+  schedule_retry(self, false);
+}
+
+template <class T>
+caf::behavior watch_behavior(watch_actor<T>* self, std::shared_ptr<client::client> cli, watch_config cfg) {
+  self->state.cli = std::move(cli);
+  self->state.cfg = std::move(cfg);
+  self->set_down_handler([self](caf::down_msg& down) {
+    auto& subs = self->state.subscribers;
+    subs.erase(std::remove_if(subs.begin(), subs.end(), [&](const subscription& s) { return s.who == down.source; }),
+               subs.end());
+  });
+  self->attach_functor([self] { self->state.stream.cancel(); });
+  start_list(self);
+  return {
+      [self](list_done<T>& msg) { on_list(self, msg); },
+      [self](line_arrived<T>& msg) { on_line(self, msg); },
+      [self](stream_closed& msg) { on_closed(self, msg); },
+      [self](atoms::relist_atom) { start_list(self); },
+      [self](atoms::rewatch_atom) { start_watch(self); },
+      [self](atoms::subscribe_atom, index_kind kind, std::string& value, caf::actor& who) {
+        self->monitor(who);
+        for (auto& obj : self->state.store.select(kind, value))
+          self->send(who, object_event<T>{event_type::added, obj, nullptr});
+        self->state.subscribers.push_back({kind, std::move(value), std::move(who)});
+      },
+      [self](atoms::synced_atom) -> caf::result<caf::ok_atom> {
+        if (self->state.synced)
+          return caf::ok_atom::value;
+        auto rp = self->make_response_promise();
+        self->state.waiting_for_sync.push_back(rp);
+        return caf::delegated<caf::ok_atom>();
+      },
+      [self](atoms::stats_atom) -> watch_stats {
+        auto s = self->state.stats;
+        s.resource_version = self->state.store.resource_version();
+        return s;
+      },
+  };
+}
+
+} // namespace detail
+
+template <class T>
+caf::actor spawn_watch(caf::actor_system& sys, std::shared_ptr<client::client> cli, watch_config cfg) {
+  return sys.spawn(detail::watch_behavior<T>, std::move(cli), std::move(cfg));
+}
+
+} // namespace kozmo::watch

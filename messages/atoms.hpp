@@ -1,0 +1,19 @@
+// Atom constants of Kozmo's actors (CAF 0.17: names of at most 10 characters). caf:: already
+// has get_atom, put_atom, ok_atom, tick_atom, ...: do not redefine those.
+#pragma once
+
+#include <caf/atom.hpp>
+
+namespace kozmo::atoms {
+
+using subscribe_atom = caf::atom_constant<caf::atom("subscribe")>;
+using synced_atom = caf::atom_constant<caf::atom("synced")>;
+using relist_atom = caf::atom_constant<caf::atom("relist")>;
+using rewatch_atom = caf::atom_constant<caf::atom("rewatch")>;
+using stats_atom = caf::atom_constant<caf::atom("stats")>;
+using heartbeat_atom = caf::atom_constant<caf::atom("heartbeat")>;
+using advance_atom = caf::atom_constant<caf::atom("advance")>;
+using retry_atom = caf::atom_constant<caf::atom("retry")>;
+using register_atom = caf::atom_constant<caf::atom("register")>;
+
+} // namespace kozmo::atoms

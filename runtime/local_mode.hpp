@@ -1,0 +1,14 @@
+// `kozmo local`: the embedded API server, simulated GPU nodes and the controller in one
+// process, on loopback. `kozmo kubelet`: only the simulated nodes, against any API server.
+#pragma once
+
+#include "runtime/cli.hpp"
+
+namespace kozmo::runtime {
+
+// Runs until SIGINT/SIGTERM; returns the process exit code.
+int run_local(const local_options& opts);
+int run_kubelet(const kubelet_options& opts);
+int run_apiserver(const apiserver_options& opts);
+
+} // namespace kozmo::runtime

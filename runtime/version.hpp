@@ -1,0 +1,4 @@
+#pragma once
+namespace kozmo::runtime {
+inline constexpr const char* version = "0.1.0";
+}

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# End-to-end: the real kubectl (default validation on) against `kozmo local`.
+# Usage: kubectl_e2e.sh PATH/TO/kozmo
+set -uo pipefail
+KOZMO=${1:?usage: kubectl_e2e.sh PATH/TO/kozmo}
+HERE=$(cd "$(dirname "$0")" && pwd)
+M=$HERE/manifests
+WORK=$(mktemp -d /tmp/kozmo-e2e.XXXXXX)
+PASS=0 FAIL=0
+
+cleanup() {
+  [ -n "${KOZMO_PID:-}" ] && kill "$KOZMO_PID" 2>/dev/null && wait "$KOZMO_PID" 2>/dev/null
+  [ -n "${WATCH_PID:-}" ] && kill "$WATCH_PID" 2>/dev/null
+  if ((FAIL)); then echo "--- kozmo local log (tail) ---"; tail -n 60 "$WORK/kozmo.log"; fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+ok() { PASS=$((PASS + 1)); echo "ok   - $1"; }
+bad() { FAIL=$((FAIL + 1)); echo "FAIL - $1"; shift; printf '       %s\n' "$@"; }
+# expect NAME PATTERN CMD...: CMD succeeds and its output matches PATTERN (grep -E).
+expect() {
+  local name=$1 pattern=$2; shift 2
+  local out; out=$("$@" 2>&1); local rc=$?
+  if [ $rc -eq 0 ] && grep -qE -- "$pattern" <<<"$out"; then ok "$name"; else bad "$name" "rc=$rc" "$out"; fi
+}
+# expect_fail NAME PATTERN CMD...: CMD fails and its output matches PATTERN.
+expect_fail() {
+  local name=$1 pattern=$2; shift 2
+  local out; out=$("$@" 2>&1); local rc=$?
+  if [ $rc -ne 0 ] && grep -qE -- "$pattern" <<<"$out"; then ok "$name"; else bad "$name" "rc=$rc" "$out"; fi
+}
+# eventually NAME PATTERN CMD...: CMD's output matches PATTERN within 30 s.
+eventually() {
+  local name=$1 pattern=$2; shift 2
+  local out i
+  for i in $(seq 1 60); do
+    out=$("$@" 2>&1); grep -qE -- "$pattern" <<<"$out" && { ok "$name"; return; }
+    sleep 0.5
+  done
+  bad "$name" "$out"
+}
+
+"$KOZMO" local --port 0 --nodes 2 --gpus-per-node 4 --write-kubeconfig "$WORK/kubeconfig" >"$WORK/kozmo.log" 2>&1 &
+KOZMO_PID=$!
+for _ in $(seq 1 100); do [ -s "$WORK/kubeconfig" ] && break; sleep 0.1; done
+export KUBECONFIG=$WORK/kubeconfig
+k() { kubectl --cache-dir "$WORK/cache" --request-timeout=20s "$@"; }
+
+eventually "the server answers kubectl" 'Server Version' k version
+
+expect "create namespace (protobuf body)" 'namespace/e2e created' k create namespace e2e
+eventually "get nodes lists the simulated nodes Ready" 'node-1 +Ready' k get nodes
+expect "nodes report their GPU capacity" '^4 4$' k get nodes -o 'jsonpath={.items[*].status.capacity.nvidia\.com/gpu}'
+
+expect "create -f a pod with default validation" 'pod/e2e-pod created' k create -f "$M/pod.yaml"
+eventually "the pod is bound and runs" 'e2e-pod +1/1 +Running' k get pods -n e2e
+expect "the pod was bound to a node" 'node-[01]' k get pod e2e-pod -n e2e -o 'jsonpath={.spec.nodeName}'
+expect_fail "create -f of an existing pod is refused" 'AlreadyExists|already exists' k create -f "$M/pod.yaml"
+expect_fail "an unknown field is rejected by server-side validation" 'bogusField' k create -f "$M/bad-field.yaml"
+
+expect "apply -f creates a configmap" 'configmap/e2e-config created' k apply -f "$M/configmap.yaml"
+expect "apply -f again with a change updates it" 'configmap/e2e-config configured' k apply -f "$M/configmap-v2.yaml"
+expect "the update is visible" '^careful$' k get configmap e2e-config -n e2e -o 'jsonpath={.data.mode}'
+expect "apply -f unchanged says unchanged" 'configmap/e2e-config unchanged' k apply -f "$M/configmap-v2.yaml"
+
+sed -e 's/e2e-pod/e2e-applied/' "$M/pod.yaml" >"$WORK/applied.yaml"
+sed -e 's/e2e-pod/e2e-applied/' "$M/pod-v2.yaml" >"$WORK/applied-v2.yaml"
+expect "apply -f creates a pod" 'pod/e2e-applied created' k apply -f "$WORK/applied.yaml"
+expect "apply -f of a changed pod sends a strategic merge patch" 'pod/e2e-applied configured' k apply -f "$WORK/applied-v2.yaml"
+expect "the patched image is stored" '^busybox:1.37$' k get pod e2e-applied -n e2e -o 'jsonpath={.spec.containers[0].image}'
+
+expect "create configmap from literals (protobuf body)" 'configmap/gen created' k create configmap gen -n e2e --from-literal=k=v
+expect "the generated configmap holds its data" '^v$' k get configmap gen -n e2e -o 'jsonpath={.data.k}'
+
+k get pods -n e2e -w >"$WORK/watch.out" 2>&1 &
+WATCH_PID=$!
+sleep 1
+sed -e 's/e2e-pod/e2e-watched/' -e 's/"forever"/"1s"/' -e 's/^spec:/spec:\n  restartPolicy: Never/' "$M/pod.yaml" |
+  k create -f - >/dev/null 2>&1
+eventually "get -w shows a new pod through to completion" 'e2e-watched +0/1 +Completed' cat "$WORK/watch.out"
+kill "$WATCH_PID" 2>/dev/null; WATCH_PID=
+
+expect "describe pod shows its events" 'Started' k describe pod e2e-watched -n e2e
+
+expect "cordon marks a node unschedulable" 'node/node-0 cordoned' k cordon node-0
+expect "get nodes shows SchedulingDisabled" 'node-0 +Ready,SchedulingDisabled' k get nodes
+expect "uncordon makes it schedulable again" 'node/node-0 uncordoned' k uncordon node-0
+
+expect "create -f a CRD" 'customresourcedefinition.apiextensions.k8s.io/gizmos.e2e.kozmo.io created' k create -f "$M/crd.yaml"
+eventually "apply -f a custom resource of the new CRD" 'gizmo.e2e.kozmo.io/g1 created' k apply -f "$M/gizmo.yaml"
+expect "apply -f it again with a change (merge patch)" 'gizmo.e2e.kozmo.io/g1 configured' k apply -f "$M/gizmo-v2.yaml"
+expect "get by plural shows the printer column" 'g1 +2' k get gizmos -n e2e
+expect "get by short name works" 'g1' k get gz -n e2e
+expect "delete the custom resource" 'gizmo.e2e.kozmo.io "g1" deleted' k delete gizmo g1 -n e2e
+
+expect "delete a running pod waits for its kubelet" 'pod "e2e-pod" deleted' k delete pod e2e-pod -n e2e --timeout=30s
+expect_fail "the deleted pod is gone" 'NotFound' k get pod e2e-pod -n e2e
+
+expect "create an owner" 'configmap/owner created' k apply -f "$M/owned-configmap.yaml"
+OWNER_UID=$(k get configmap owner -n e2e -o 'jsonpath={.metadata.uid}')
+cat >"$WORK/owned.yaml" <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  name: e2e-owned
+  namespace: e2e
+  ownerReferences:
+  - apiVersion: v1
+    kind: ConfigMap
+    name: owner
+    uid: $OWNER_UID
+spec:
+  containers:
+  - name: main
+    image: busybox
+YAML
+expect "create a pod owned by it" 'pod/e2e-owned created' k create -f "$WORK/owned.yaml"
+expect "delete the owner" 'configmap "owner" deleted' k delete configmap owner -n e2e
+eventually "the owned pod is garbage-collected" 'NotFound' k get pod e2e-owned -n e2e
+
+echo "$PASS passed, $FAIL failed"
+[ "$FAIL" -eq 0 ]
