@@ -1,0 +1,70 @@
+// Embedding Kozmo in a host program: start the actor system with the parts the host chooses.
+//
+//   kozmo::engine_options o;
+//   o.embedded_apiserver = true;        // or o.kubeconfig = "~/.kube/config"
+//   o.nodes = kozmo::uniform_nodes(4, 8);
+//   o.binder = true;
+//   kozmo::engine e(o);
+//   if (auto st = e.start(); !st) { ... st.err().message ... }
+//   ... e.url(), e.api() ...
+//   e.stop();                           // also done by the destructor
+//
+// `kozmo local`, `kozmo kubelet` and `kozmo apiserver` are thin wrappers around it. The
+// header keeps CAF, Beast and simdjson out: a host includes it without paying for them.
+#pragma once
+
+#include "actors/kubelet/cluster_shape.hpp"
+#include "k8s/error.hpp"
+
+#include <caf/fwd.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace kozmo {
+
+namespace client {
+class client;
+}
+
+struct engine_options {
+  // Where the Kubernetes API is: an embedded server, a kubeconfig, or a URL (plain HTTP).
+  bool embedded_apiserver = false;
+  std::uint16_t port = 0;      // embedded server: 0 = a free port
+  std::string data_dir;        // embedded server: keep state across restarts
+  std::string kubeconfig;      // used when not embedded ("" = $KUBECONFIG or ~/.kube/config)
+  std::string server_url;      // used when not embedded and set: plain http://host:port
+
+  // Which parts run.
+  kubelet::cluster_shape nodes; // simulated kubelets, one actor per node (empty = none)
+  bool binder = false;          // the default-scheduler stand-in
+  bool demo = false;            // create and narrate the demo pod
+  double client_qps = 0;        // 0 = the client's default (or a loopback-sized one when embedded)
+};
+
+class engine {
+public:
+  explicit engine(engine_options opts);
+  ~engine();
+  engine(const engine&) = delete;
+  engine& operator=(const engine&) = delete;
+
+  // Starts the server (if embedded), the actor system and the chosen actors.
+  status start();
+  // Stops the actors, then the server. Idempotent.
+  void stop();
+
+  // The API server's URL.
+  std::string url() const;
+  // The client the actors use (shared; thread-safe).
+  std::shared_ptr<client::client> api() const;
+  // The actor system (for hosts that spawn their own actors next to Kozmo's).
+  caf::actor_system& system();
+
+private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+} // namespace kozmo
