@@ -119,5 +119,27 @@ expect "create a pod owned by it" 'pod/e2e-owned created' k create -f "$WORK/own
 expect "delete the owner" 'configmap "owner" deleted' k delete configmap owner -n e2e
 eventually "the owned pod is garbage-collected" 'NotFound' k get pod e2e-owned -n e2e
 
+# --- restart safety of `kozmo local --data-dir`, and --cluster shapes ---------------------
+kill -TERM "$KOZMO_PID"; wait "$KOZMO_PID"; rc=$?
+if [ $rc -eq 0 ]; then ok "kozmo local exits 0 on SIGTERM"; else bad "kozmo local exits 0 on SIGTERM" "rc=$rc"; fi
+KOZMO_PID=
+start_local() {
+  rm -f "$WORK/kubeconfig2"
+  "$KOZMO" local --port 0 --cluster "$HERE/../../examples/cluster.yaml" --data-dir "$WORK/data" \
+    --write-kubeconfig "$WORK/kubeconfig2" >>"$WORK/kozmo.log" 2>&1 &
+  KOZMO_PID=$!
+  for _ in $(seq 1 100); do [ -s "$WORK/kubeconfig2" ] && break; sleep 0.1; done
+}
+start_local
+export KUBECONFIG=$WORK/kubeconfig2
+eventually "a --cluster file gives exactly its nodes" '^k80 v100-0 v100-1$' \
+  k get nodes -o 'jsonpath={.items[*].metadata.name}'
+expect "the cluster file's GPU type and labels are on the nodes" '^K80 b$' \
+  k get node k80 -o 'jsonpath={.metadata.labels.kozmo\.io/gpu-type} {.metadata.labels.zone}'
+expect "create a configmap to keep" 'configmap/kept created' k create configmap kept --from-literal=a=b
+kill -TERM "$KOZMO_PID"; wait "$KOZMO_PID"; KOZMO_PID=
+start_local
+eventually "objects survive a restart with --data-dir" '^b$' k get configmap kept -o 'jsonpath={.data.a}'
+
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" -eq 0 ]
