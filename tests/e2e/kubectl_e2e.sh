@@ -60,7 +60,13 @@ expect_fail "create -f of an existing pod is refused" 'AlreadyExists|already exi
 expect_fail "an unknown field is rejected by server-side validation" 'bogusField' k create -f "$M/bad-field.yaml"
 
 expect "apply -f creates a configmap" 'configmap/e2e-config created' k apply -f "$M/configmap.yaml"
+k get configmaps -n e2e -w >"$WORK/watch-cm.out" 2>&1 &
+WATCH_PID=$!
+sleep 1
 expect "apply -f again with a change updates it" 'configmap/e2e-config configured' k apply -f "$M/configmap-v2.yaml"
+expect "delete a configmap" 'configmap "gen-tmp" deleted' sh -c "kubectl --cache-dir $WORK/cache create configmap gen-tmp -n e2e >/dev/null && kubectl --cache-dir $WORK/cache delete configmap gen-tmp -n e2e"
+eventually "get -w on configmaps shows the new one" 'gen-tmp' cat "$WORK/watch-cm.out"
+kill "$WATCH_PID" 2>/dev/null; WATCH_PID=
 expect "the update is visible" '^careful$' k get configmap e2e-config -n e2e -o 'jsonpath={.data.mode}'
 expect "apply -f unchanged says unchanged" 'configmap/e2e-config unchanged' k apply -f "$M/configmap-v2.yaml"
 
@@ -89,7 +95,12 @@ expect "uncordon makes it schedulable again" 'node/node-0 uncordoned' k uncordon
 
 expect "create -f a CRD" 'customresourcedefinition.apiextensions.k8s.io/gizmos.e2e.kozmo.io created' k create -f "$M/crd.yaml"
 eventually "apply -f a custom resource of the new CRD" 'gizmo.e2e.kozmo.io/g1 created' k apply -f "$M/gizmo.yaml"
+k get gizmos -n e2e -w >"$WORK/watch-cr.out" 2>&1 &
+WATCH_PID=$!
+sleep 1
 expect "apply -f it again with a change (merge patch)" 'gizmo.e2e.kozmo.io/g1 configured' k apply -f "$M/gizmo-v2.yaml"
+eventually "get -w on the custom resource shows the change" 'g1 +2' cat "$WORK/watch-cr.out"
+kill "$WATCH_PID" 2>/dev/null; WATCH_PID=
 expect "get by plural shows the printer column" 'g1 +2' k get gizmos -n e2e
 expect "get by short name works" 'g1' k get gz -n e2e
 expect "delete the custom resource" 'gizmo.e2e.kozmo.io "g1" deleted' k delete gizmo g1 -n e2e
