@@ -1,0 +1,233 @@
+// HTTP/1.1 request/response handling of one connection. Watch streaming is in
+// connection_watch.cpp.
+#include "k8s/apiserver/server_impl.hpp"
+
+#include "k8s/apiserver/status.hpp"
+
+#include <ctime>
+
+namespace kozmo::apiserver {
+namespace {
+
+// kube-apiserver's API Priority and Fairness headers, on every non-watch response.
+constexpr const char* flowschema_uid = "7a4b6c1e-8d2f-4e3a-9b5c-0d1e2f3a4b5c";
+constexpr const char* prioritylevel_uid = "3c2d1e0f-5a6b-4c7d-8e9f-a0b1c2d3e4f5";
+
+std::string http_date() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+  return buf;
+}
+
+} // namespace
+
+connection::connection(tcp::socket socket, server_state& state)
+    : stream_(std::move(socket)), state_(state), latency_timer_(stream_.get_executor()),
+      bookmark_timer_(stream_.get_executor()), pre_timeout_timer_(stream_.get_executor()),
+      timeout_timer_(stream_.get_executor()) {}
+
+connection::~connection() {
+  unsubscribe();
+  state_.remove(this);
+}
+
+void connection::start() {
+  state_.add(shared_from_this());
+  net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read_request(); });
+}
+
+void connection::close() {
+  net::post(stream_.get_executor(), [weak = weak_from_this()] {
+    if (auto self = weak.lock())
+      self->close_now();
+  });
+}
+
+void connection::close_now() {
+  if (closed_)
+    return;
+  closed_ = true;
+  unsubscribe();
+  bookmark_timer_.cancel();
+  pre_timeout_timer_.cancel();
+  timeout_timer_.cancel();
+  latency_timer_.cancel();
+  beast::error_code ec;
+  stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+  stream_.socket().close(ec);
+}
+
+void connection::read_request() {
+  if (closed_)
+    return;
+  parser_.emplace();
+  parser_->body_limit(state_.opts.max_body_bytes);
+  parser_->header_limit(1024 * 1024);
+  // Idle keep-alive connections are closed after a while, as Go's server does.
+  stream_.expires_after(std::chrono::minutes(5));
+  http::async_read_header(stream_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+    if (ec) {
+      self->on_read(ec);
+      return;
+    }
+    auto expect = self->parser_->get()[http::field::expect];
+    if (!iequals(std::string_view(expect.data(), expect.size()), "100-continue")) {
+      self->read_body();
+      return;
+    }
+    // curl and others wait for this before sending a body over 1 KiB.
+    auto cont = std::make_shared<http::response<http::empty_body>>(http::status::continue_, 11);
+    http::async_write(self->stream_, *cont, [self, cont](beast::error_code wec, std::size_t) {
+      if (wec) {
+        self->close_now();
+        return;
+      }
+      self->read_body();
+    });
+  });
+}
+
+void connection::read_body() {
+  http::async_read(stream_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+    self->on_read(ec);
+  });
+}
+
+void connection::on_read(beast::error_code ec) {
+  if (ec == http::error::body_limit) {
+    api_error e{413, "RequestEntityTooLarge",
+                "Request entity too large: limit is " + std::to_string(state_.opts.max_body_bytes), json::object{}};
+    draining_ = true;
+    write_response(status_response(e), false);
+    return;
+  }
+  if (ec) {
+    close_now();
+    return;
+  }
+  stream_.expires_never();
+  auto& msg = parser_->get();
+  http_request req;
+  req.method = std::string(msg.method_string());
+  req.target = std::string(msg.target());
+  for (const auto& field : msg)
+    req.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+  req.body = std::move(msg.body());
+  bool keep_alive = msg.keep_alive();
+  serve(std::move(req), keep_alive);
+}
+
+void connection::serve(http_request req, bool keep_alive) {
+  auto latency = state_.faults.latency();
+  if (latency.count() <= 0) {
+    dispatch(req, keep_alive);
+    return;
+  }
+  latency_timer_.expires_after(latency);
+  latency_timer_.async_wait([self = shared_from_this(), req = std::move(req), keep_alive](beast::error_code ec) {
+    if (!ec)
+      self->dispatch(req, keep_alive);
+  });
+}
+
+void connection::dispatch(const http_request& req, bool keep_alive) {
+  std::string path = req.target.substr(0, req.target.find('?'));
+  if (auto injected = state_.faults.take_failure(path)) {
+    write_response(*injected, keep_alive);
+    return;
+  }
+  route_result result = [&]() -> route_result {
+    try {
+      return state_.routes->handle(req);
+    } catch (const std::exception& e) {
+      // A handler bug must not take the server down: answer 500 and keep serving.
+      return status_response(api_error{500, "InternalError", std::string("Internal error occurred: ") + e.what(),
+                                       json::object{}});
+    }
+  }();
+  if (auto* res = std::get_if<http_response>(&result)) {
+    write_response(*res, keep_alive);
+    return;
+  }
+  start_watch(std::get<std::shared_ptr<watch_stream>>(result));
+}
+
+void connection::write_response(const http_response& r, bool keep_alive) {
+  auto res = std::make_shared<http::response<http::string_body>>();
+  res->version(11);
+  res->result(static_cast<unsigned>(r.status));
+  bool has_cache_control = false;
+  for (const auto& [k, v] : r.headers) {
+    res->insert(k, v);
+    has_cache_control = has_cache_control || iequals(k, "Cache-Control");
+  }
+  if (!has_cache_control)
+    res->set(http::field::cache_control, "no-cache, private");
+  if (r.header("Content-Type").empty())
+    res->set(http::field::content_type, "application/json");
+  res->set(http::field::date, http_date());
+  res->set("X-Kubernetes-Pf-Flowschema-Uid", flowschema_uid);
+  res->set("X-Kubernetes-Pf-Prioritylevel-Uid", prioritylevel_uid);
+  res->keep_alive(keep_alive);
+  res->body() = r.body;
+  // Big bodies (long lists) are streamed in chunks, as kube-apiserver does.
+  if (res->body().size() > 256 * 1024)
+    res->chunked(true);
+  else
+    res->prepare_payload();
+  pending_ = res;
+  http::async_write(stream_, *res, [self = shared_from_this(), keep_alive](beast::error_code ec, std::size_t) {
+    self->pending_.reset();
+    if (!ec && self->draining_) {
+      self->drain_and_close();
+      return;
+    }
+    if (ec || !keep_alive) {
+      self->close_now();
+      return;
+    }
+    self->read_request();
+  });
+}
+
+void connection::drain_and_close() {
+  // The client may still be sending the body we refused: read and drop it (up to a bound) so
+  // that it gets to read our answer instead of a connection reset.
+  beast::error_code ec;
+  stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+  stream_.expires_after(std::chrono::seconds(5));
+  stream_.async_read_some(net::buffer(drain_buf_), [self = shared_from_this()](beast::error_code rec, std::size_t n) {
+    self->drained_ += n;
+    if (rec || self->drained_ > 64 * 1024 * 1024) {
+      self->close_now();
+      return;
+    }
+    self->drain_and_close();
+  });
+}
+
+// ---- server_state ----------------------------------------------------------------------------
+
+void server_state::add(const std::shared_ptr<connection>& c) {
+  std::lock_guard lock(conns_mu);
+  conns[c.get()] = c;
+}
+
+void server_state::remove(const connection* c) {
+  std::lock_guard lock(conns_mu);
+  conns.erase(c);
+}
+
+std::vector<std::shared_ptr<connection>> server_state::snapshot() {
+  std::lock_guard lock(conns_mu);
+  std::vector<std::shared_ptr<connection>> out;
+  for (auto& [p, weak] : conns)
+    if (auto c = weak.lock())
+      out.push_back(std::move(c));
+  return out;
+}
+
+} // namespace kozmo::apiserver

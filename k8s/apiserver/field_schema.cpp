@@ -1,0 +1,365 @@
+#include "k8s/apiserver/field_schema.hpp"
+
+#include <map>
+#include <mutex>
+#include <sstream>
+
+namespace kozmo::apiserver {
+namespace {
+
+// The fields of the Go types (k8s.io/api v0.32). "name:Type" is a struct field, "name:[]Type"
+// a list of structs, a bare name an opaque value (scalar, map, or a struct we do not detail).
+constexpr std::string_view builtin_types = R"(
+ObjectMeta: name generateName namespace selfLink uid resourceVersion generation creationTimestamp deletionTimestamp deletionGracePeriodSeconds labels annotations ownerReferences:[]OwnerReference finalizers managedFields
+OwnerReference: apiVersion kind name uid controller blockOwnerDeletion
+ObjectReference: kind namespace name uid apiVersion resourceVersion fieldPath
+Pod: apiVersion kind metadata:ObjectMeta spec:PodSpec status
+PodSpec: volumes initContainers:[]Container containers:[]Container ephemeralContainers restartPolicy terminationGracePeriodSeconds activeDeadlineSeconds dnsPolicy nodeSelector serviceAccountName serviceAccount automountServiceAccountToken nodeName hostNetwork hostPID hostIPC shareProcessNamespace securityContext imagePullSecrets hostname subdomain affinity schedulerName tolerations hostAliases priorityClassName priority dnsConfig readinessGates runtimeClassName enableServiceLinks preemptionPolicy overhead topologySpreadConstraints setHostnameAsFQDN os hostUsers schedulingGates resourceClaims resources
+Container: name image command args workingDir ports:[]ContainerPort envFrom env:[]EnvVar resources:ResourceRequirements resizePolicy restartPolicy volumeMounts:[]VolumeMount volumeDevices livenessProbe readinessProbe startupProbe lifecycle terminationMessagePath terminationMessagePolicy imagePullPolicy securityContext stdin stdinOnce tty
+ContainerPort: name hostPort containerPort protocol hostIP
+EnvVar: name value valueFrom
+VolumeMount: name readOnly recursiveReadOnly mountPath subPath mountPropagation subPathExpr
+ResourceRequirements: limits requests claims
+PodTemplate: apiVersion kind metadata:ObjectMeta template:PodTemplateSpec
+PodTemplateSpec: metadata:ObjectMeta spec:PodSpec
+Node: apiVersion kind metadata:ObjectMeta spec:NodeSpec status
+NodeSpec: podCIDR podCIDRs providerID unschedulable taints configSource externalID
+Service: apiVersion kind metadata:ObjectMeta spec:ServiceSpec status
+ServiceSpec: ports:[]ServicePort selector clusterIP clusterIPs type externalIPs sessionAffinity loadBalancerIP loadBalancerSourceRanges externalName externalTrafficPolicy healthCheckNodePort publishNotReadyAddresses sessionAffinityConfig ipFamilies ipFamilyPolicy allocateLoadBalancerNodePorts loadBalancerClass internalTrafficPolicy trafficDistribution
+ServicePort: name protocol appProtocol port targetPort nodePort
+ConfigMap: apiVersion kind metadata:ObjectMeta data binaryData immutable
+Secret: apiVersion kind metadata:ObjectMeta data stringData type immutable
+Namespace: apiVersion kind metadata:ObjectMeta spec:NamespaceSpec status
+NamespaceSpec: finalizers
+Event: apiVersion kind metadata:ObjectMeta involvedObject:ObjectReference reason message source firstTimestamp lastTimestamp count type eventTime series action related:ObjectReference reportingComponent reportingInstance
+Lease: apiVersion kind metadata:ObjectMeta spec:LeaseSpec
+LeaseSpec: holderIdentity leaseDurationSeconds acquireTime renewTime leaseTransitions strategy preferredHolder
+Endpoints: apiVersion kind metadata:ObjectMeta subsets
+ServiceAccount: apiVersion kind metadata:ObjectMeta secrets imagePullSecrets automountServiceAccountToken
+CustomResourceDefinition: apiVersion kind metadata:ObjectMeta spec:CustomResourceDefinitionSpec status
+CustomResourceDefinitionSpec: group names scope versions conversion preserveUnknownFields
+Binding: apiVersion kind metadata:ObjectMeta target:ObjectReference
+)";
+
+struct field_type {
+  std::string type;  // struct name, "" = opaque
+  bool list = false;
+};
+using struct_fields = std::map<std::string, field_type, std::less<>>;
+
+const std::map<std::string, struct_fields, std::less<>>& type_table() {
+  static const auto table = [] {
+    std::map<std::string, struct_fields, std::less<>> t;
+    std::istringstream in{std::string(builtin_types)};
+    std::string line;
+    while (std::getline(in, line)) {
+      auto colon = line.find(": ");
+      if (colon == std::string::npos)
+        continue;
+      struct_fields fields;
+      std::istringstream words(line.substr(colon + 2));
+      std::string w;
+      while (words >> w) {
+        auto c = w.find(':');
+        field_type ft;
+        if (c != std::string::npos) {
+          std::string ty = w.substr(c + 1);
+          ft.list = ty.rfind("[]", 0) == 0;
+          ft.type = ft.list ? ty.substr(2) : ty;
+          w = w.substr(0, c);
+        }
+        fields[w] = ft;
+      }
+      t[line.substr(0, colon)] = std::move(fields);
+    }
+    return t;
+  }();
+  return table;
+}
+
+std::string join_path(const std::string& base, std::string_view key) {
+  return base.empty() ? std::string(key) : base + "." + std::string(key);
+}
+
+void walk_builtin(const std::string& type, json::value& v, const std::string& path, bool prune,
+                  std::vector<std::string>& unknown) {
+  const auto& table = type_table();
+  auto it = table.find(type);
+  if (it == table.end() || !v.is_object())
+    return;
+  auto& members = v.as_object();
+  std::vector<std::string> drop;
+  for (auto& [key, child] : members) {
+    auto f = it->second.find(key);
+    if (f == it->second.end()) {
+      unknown.push_back(join_path(path, key));
+      drop.push_back(key);
+      continue;
+    }
+    if (f->second.type.empty())
+      continue;
+    if (f->second.list) {
+      if (!child.is_array())
+        continue;
+      auto& arr = child.as_array();
+      for (std::size_t i = 0; i < arr.size(); ++i)
+        walk_builtin(f->second.type, arr[i], join_path(path, key) + "[" + std::to_string(i) + "]", prune, unknown);
+    } else {
+      walk_builtin(f->second.type, child, join_path(path, key), prune, unknown);
+    }
+  }
+  if (prune)
+    for (const auto& key : drop)
+      members.erase(key);
+}
+
+// ---- structural schemas (CRDs) -------------------------------------------------------------
+
+bool preserves(const json::value& schema) { return schema.get_bool("x-kubernetes-preserve-unknown-fields"); }
+
+void walk_schema(const json::value& schema, json::value& v, const std::string& path, bool prune,
+                 std::vector<std::string>& unknown) {
+  if (!schema.is_object())
+    return;
+  if (v.is_object()) {
+    const json::value* props = schema.find("properties");
+    const json::value* additional = schema.find("additionalProperties");
+    bool open = preserves(schema) || (additional && additional->is_bool() && additional->as_bool());
+    if (schema.get_bool("x-kubernetes-embedded-resource"))
+      open = open || !props;
+    if (!props && !additional && (schema.get_string("type").empty() || preserves(schema)))
+      open = true;
+    auto& members = v.as_object();
+    std::vector<std::string> drop;
+    for (auto& [key, child] : members) {
+      const json::value* sub = props && props->is_object() ? props->find(key) : nullptr;
+      if (sub) {
+        walk_schema(*sub, child, join_path(path, key), prune, unknown);
+        continue;
+      }
+      if (additional && additional->is_object()) {
+        walk_schema(*additional, child, join_path(path, key), prune, unknown);
+        continue;
+      }
+      if (schema.get_bool("x-kubernetes-embedded-resource") && (key == "apiVersion" || key == "kind" || key == "metadata"))
+        continue;
+      if (open)
+        continue;
+      unknown.push_back(join_path(path, key));
+      drop.push_back(key);
+    }
+    if (prune)
+      for (const auto& key : drop)
+        members.erase(key);
+    return;
+  }
+  if (v.is_array()) {
+    const json::value* items = schema.find("items");
+    if (!items)
+      return;
+    auto& arr = v.as_array();
+    for (std::size_t i = 0; i < arr.size(); ++i)
+      walk_schema(*items, arr[i], path + "[" + std::to_string(i) + "]", prune, unknown);
+  }
+}
+
+std::string json_type_name(const json::value& v) {
+  switch (v.type()) {
+  case json::value::kind::null: return "null";
+  case json::value::kind::boolean: return "boolean";
+  case json::value::kind::integer: return "integer";
+  case json::value::kind::number: return "number";
+  case json::value::kind::string: return "string";
+  case json::value::kind::array: return "array";
+  case json::value::kind::object: return "object";
+  }
+  return "null";
+}
+
+bool type_matches(std::string_view want, const json::value& v, const json::value& schema) {
+  if (schema.get_bool("x-kubernetes-int-or-string"))
+    return v.is_int() || v.is_string() || (v.is_double() && v.as_double() == static_cast<double>(static_cast<std::int64_t>(v.as_double())));
+  if (want.empty())
+    return true;
+  if (want == "integer")
+    return v.is_int() || (v.is_double() && v.as_double() == static_cast<double>(static_cast<std::int64_t>(v.as_double())));
+  if (want == "number")
+    return v.is_number();
+  if (want == "string")
+    return v.is_string();
+  if (want == "boolean")
+    return v.is_bool();
+  if (want == "object")
+    return v.is_object();
+  if (want == "array")
+    return v.is_array();
+  return true;
+}
+
+void drop_nulls(const json::value& schema, json::value& v) {
+  if (!schema.is_object())
+    return;
+  if (v.is_object()) {
+    const json::value* props = schema.find("properties");
+    const json::value* additional = schema.find("additionalProperties");
+    auto& members = v.as_object();
+    std::vector<std::string> nulls;
+    for (auto& [key, child] : members) {
+      const json::value* sub = props && props->is_object() ? props->find(key) : nullptr;
+      if (!sub && additional && additional->is_object())
+        sub = additional;
+      if (!sub)
+        continue;
+      if (child.is_null() && !sub->get_bool("nullable"))
+        nulls.push_back(key);
+      else
+        drop_nulls(*sub, child);
+    }
+    for (const auto& k : nulls)
+      members.erase(k);
+  } else if (v.is_array()) {
+    if (const json::value* items = schema.find("items"))
+      for (auto& item : v.as_array())
+        drop_nulls(*items, item);
+  }
+}
+
+void check_schema(const json::value& schema, const json::value& v, const std::string& path,
+                  std::vector<field_error>& errs) {
+  if (!schema.is_object())
+    return;
+  std::string want = schema.get_string("type");
+  if (v.is_null()) {
+    if (!schema.get_bool("nullable") && !want.empty())
+      errs.push_back(field_error::invalid(path, "\"null\"", path + " in body must be of type " + want + ": \"null\""));
+    return;
+  }
+  if (!type_matches(want, v, schema)) {
+    std::string got = json_type_name(v);
+    errs.push_back(field_error::invalid(path, go_quote(got), path + " in body must be of type " + want + ": " + go_quote(got)));
+    return;
+  }
+  if (const json::value* en = schema.find("enum"); en && en->is_array() && !en->as_array().empty()) {
+    bool found = false;
+    std::vector<std::string> allowed;
+    for (const auto& e : en->as_array()) {
+      found = found || e == v;
+      allowed.push_back(e.is_string() ? e.as_string() : json::dump(e));
+    }
+    if (!found)
+      errs.push_back(field_error::not_supported(path, v.is_string() ? v.as_string() : json::dump(v), allowed));
+  }
+  if (v.is_number()) {
+    if (const json::value* min = schema.find("minimum"); min && min->is_number() && v.as_double() < min->as_double())
+      errs.push_back(field_error::invalid(path, json::dump(v),
+                                          path + " in body should be greater than or equal to " + json::dump(*min)));
+    if (const json::value* max = schema.find("maximum"); max && max->is_number() && v.as_double() > max->as_double())
+      errs.push_back(field_error::invalid(path, json::dump(v),
+                                          path + " in body should be less than or equal to " + json::dump(*max)));
+  }
+  if (v.is_object()) {
+    if (const json::value* req = schema.find("required"); req && req->is_array())
+      for (const auto& r : req->as_array())
+        if (r.is_string() && !v.find(r.as_string()))
+          errs.push_back(field_error::required(join_path(path, r.as_string())));
+    const json::value* props = schema.find("properties");
+    const json::value* additional = schema.find("additionalProperties");
+    for (const auto& [key, child] : v.as_object()) {
+      const json::value* sub = props && props->is_object() ? props->find(key) : nullptr;
+      if (!sub && additional && additional->is_object())
+        sub = additional;
+      if (sub)
+        check_schema(*sub, child, join_path(path, key), errs);
+    }
+  } else if (v.is_array()) {
+    if (const json::value* items = schema.find("items"))
+      for (std::size_t i = 0; i < v.as_array().size(); ++i)
+        check_schema(*items, v.as_array()[i], path + "[" + std::to_string(i) + "]", errs);
+  }
+}
+
+json::value openapi_of(const std::string& type, int depth) {
+  const auto& table = type_table();
+  auto it = table.find(type);
+  if (it == table.end() || depth > 8)
+    return json::object{{"x-kubernetes-preserve-unknown-fields", true}};
+  json::object props;
+  for (const auto& [name, ft] : it->second) {
+    json::value sub = ft.type.empty() ? json::value(json::object{{"x-kubernetes-preserve-unknown-fields", true}})
+                                      : openapi_of(ft.type, depth + 1);
+    if (ft.list)
+      sub = json::object{{"type", "array"}, {"items", sub}};
+    props.set(name, std::move(sub));
+  }
+  return json::object{{"type", "object"}, {"properties", std::move(props)}};
+}
+
+} // namespace
+
+std::vector<std::string> find_unknown_fields(const resource_type& rt, std::string_view version, json::value& obj,
+                                             bool prune) {
+  std::vector<std::string> unknown;
+  if (!obj.is_object())
+    return unknown;
+  if (rt.builtin) {
+    walk_builtin(rt.kind, obj, "", prune, unknown);
+    return unknown;
+  }
+  const crd_version* cv = rt.crd_version_of(version);
+  if (!cv || cv->schema.is_null())
+    return unknown;
+  // apiVersion, kind and metadata are always allowed; metadata is checked as ObjectMeta.
+  auto& members = obj.as_object();
+  std::vector<std::string> drop;
+  const json::value* props = cv->schema.find("properties");
+  for (auto& [key, child] : members) {
+    if (key == "apiVersion" || key == "kind")
+      continue;
+    if (key == "metadata") {
+      walk_builtin("ObjectMeta", child, "metadata", prune, unknown);
+      continue;
+    }
+    const json::value* sub = props && props->is_object() ? props->find(key) : nullptr;
+    if (sub) {
+      walk_schema(*sub, child, key, prune, unknown);
+      continue;
+    }
+    if (preserves(cv->schema))
+      continue;
+    unknown.push_back(key);
+    drop.push_back(key);
+  }
+  if (prune)
+    for (const auto& key : drop)
+      members.erase(key);
+  return unknown;
+}
+
+std::vector<field_error> validate_custom_resource(const resource_type& rt, std::string_view version, json::value& obj) {
+  std::vector<field_error> errs;
+  const crd_version* cv = rt.crd_version_of(version);
+  if (!cv || cv->schema.is_null() || !obj.is_object())
+    return errs;
+  drop_nulls(cv->schema, obj);
+  const json::value* props = cv->schema.find("properties");
+  if (const json::value* req = cv->schema.find("required"); req && req->is_array())
+    for (const auto& r : req->as_array())
+      if (r.is_string() && !obj.find(r.as_string()))
+        errs.push_back(field_error::required(r.as_string()));
+  for (const auto& [key, child] : obj.as_object()) {
+    if (key == "apiVersion" || key == "kind" || key == "metadata")
+      continue;
+    const json::value* sub = props && props->is_object() ? props->find(key) : nullptr;
+    if (sub)
+      check_schema(*sub, child, key, errs);
+  }
+  return errs;
+}
+
+json::value builtin_openapi_schema(std::string_view kind) {
+  if (!type_table().count(kind))
+    return nullptr;
+  return openapi_of(std::string(kind), 0);
+}
+
+} // namespace kozmo::apiserver

@@ -1,0 +1,164 @@
+// The listener, the io threads, the server's lifecycle and its in-process API.
+#include "k8s/apiserver/server_impl.hpp"
+
+#include "k8s/apiserver/status.hpp"
+
+#include <boost/asio/io_context.hpp>
+
+#include <thread>
+
+namespace kozmo::apiserver {
+
+struct server::impl {
+  // Declared first so it is destroyed last: connections (owned by pending handlers of the
+  // io_context) unregister their watches from the store when they go.
+  server_state state;
+  std::unique_ptr<net::io_context> ioc;
+  std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
+  std::unique_ptr<tcp::acceptor> acceptor;
+  std::vector<std::thread> threads;
+  std::uint16_t port = 0;
+  bool started = false;
+  bool stopped = false;
+  std::mutex lifecycle_mu;
+
+  void accept() {
+    acceptor->async_accept(net::make_strand(*ioc), [this](beast::error_code ec, tcp::socket socket) {
+      if (ec)
+        return;  // acceptor closed
+      socket.set_option(tcp::no_delay(true), ec);
+      std::make_shared<connection>(std::move(socket), state)->start();
+      accept();
+    });
+  }
+};
+
+server::server() : server(options{}) {}
+
+server::server(options opts) : impl_(std::make_unique<impl>()) { impl_->state.opts = std::move(opts); }
+
+server::~server() {
+  stop();
+  // Connections still queued in the io_context go before the store (member order).
+  impl_->acceptor.reset();
+  impl_->ioc.reset();
+}
+
+expected<std::uint16_t> server::start() {
+  std::lock_guard lock(impl_->lifecycle_mu);
+  if (impl_->started)
+    return impl_->port;
+  auto& st = impl_->state;
+  auto opened = store::open(store::options{st.opts.data_dir, st.opts.watch_history});
+  if (!opened)
+    return opened.err();
+  st.st = std::move(*opened);
+  st.routes = std::make_unique<router>(*st.st);
+
+  impl_->ioc = std::make_unique<net::io_context>(static_cast<int>(std::max(1u, st.opts.threads)));
+  beast::error_code ec;
+  auto address = net::ip::make_address(st.opts.address, ec);
+  if (ec)
+    return error::internal("invalid listen address " + st.opts.address + ": " + ec.message());
+  impl_->acceptor = std::make_unique<tcp::acceptor>(*impl_->ioc);
+  tcp::endpoint endpoint{address, st.opts.port};
+  impl_->acceptor->open(endpoint.protocol(), ec);
+  if (!ec)
+    impl_->acceptor->set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec)
+    impl_->acceptor->bind(endpoint, ec);
+  if (!ec)
+    impl_->acceptor->listen(net::socket_base::max_listen_connections, ec);
+  if (ec)
+    return error::internal("cannot listen on " + st.opts.address + ":" + std::to_string(st.opts.port) + ": " +
+                           ec.message());
+  impl_->port = impl_->acceptor->local_endpoint().port();
+
+  st.faults.set_drop_hook([this] {
+    for (auto& c : impl_->state.snapshot())
+      c->drop_watch();
+  });
+  impl_->work.emplace(impl_->ioc->get_executor());
+  impl_->accept();
+  for (unsigned i = 0; i < std::max(1u, st.opts.threads); ++i)
+    impl_->threads.emplace_back([this] { impl_->ioc->run(); });
+  impl_->started = true;
+  return impl_->port;
+}
+
+void server::stop() {
+  std::lock_guard lock(impl_->lifecycle_mu);
+  if (!impl_->started || impl_->stopped)
+    return;
+  impl_->stopped = true;
+  impl_->state.faults.set_drop_hook({});
+  net::post(*impl_->ioc, [this] {
+    beast::error_code ec;
+    impl_->acceptor->close(ec);
+  });
+  for (auto& c : impl_->state.snapshot())
+    c->close();
+  impl_->work.reset();
+  // Give the connections' close handlers a moment to run, then stop whatever remains (idle
+  // keep-alive reads would otherwise keep run() busy for minutes).
+  for (int i = 0; i < 50 && !impl_->ioc->stopped(); ++i) {
+    if (impl_->state.snapshot().empty())
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  impl_->ioc->stop();
+  for (auto& t : impl_->threads)
+    t.join();
+  impl_->threads.clear();
+}
+
+std::string server::url() const { return "http://" + impl_->state.opts.address + ":" + std::to_string(impl_->port); }
+
+std::uint16_t server::port() const { return impl_->port; }
+
+fault_injector& server::faults() { return impl_->state.faults; }
+
+store& server::object_store() { return *impl_->state.st; }
+
+http_response server::handle(const http_request& req) {
+  if (!impl_->state.routes)
+    return status_response(api_error{503, "ServiceUnavailable", "the server is not started", nullptr});
+  auto result = impl_->state.routes->handle(req);
+  if (auto* res = std::get_if<http_response>(&result))
+    return *res;
+  return status_response(bad_request("watch requests are served over HTTP only"));
+}
+
+expected<json::value> server::apply_object(const json::value& obj) {
+  if (!impl_->state.st)
+    return error::internal("the server is not started");
+  std::string api_version = obj.get_string("apiVersion");
+  std::string kind = obj.get_string("kind");
+  const json::value* meta = obj.find("metadata");
+  std::string name = meta ? meta->get_string("name") : std::string();
+  if (api_version.empty() || kind.empty() || name.empty())
+    return error::bad_request("apply_object needs apiVersion, kind and metadata.name");
+  auto slash = api_version.find('/');
+  std::string group = slash == std::string::npos ? std::string() : api_version.substr(0, slash);
+  std::string version = slash == std::string::npos ? api_version : api_version.substr(slash + 1);
+  auto rt = impl_->state.st->resolve_kind(group, kind);
+  if (!rt || !rt->serves(version))
+    return error::not_found("no matches for kind " + go_quote(kind) + " in version " + go_quote(api_version));
+  std::string ns = meta->get_string("namespace", "default");
+  std::string path = (group.empty() ? "/api/" + version : "/apis/" + group + "/" + version) +
+                     (rt->namespaced ? "/namespaces/" + ns : std::string()) + "/" + rt->plural + "/" + name +
+                     "?fieldManager=kozmo&fieldValidation=Strict";
+  http_request req{"PATCH", path, {{"Content-Type", "application/apply-patch+yaml"}}, json::dump(obj)};
+  http_response res = handle(req);
+  auto body = json::parse(res.body);
+  if (res.status == 200 || res.status == 201) {
+    if (!body)
+      return error::internal("unreadable response: " + body.err().message);
+    return std::move(*body);
+  }
+  error e{body ? body->get_string("message", res.body) : res.body, res.status,
+          body ? body->get_string("reason") : std::string()};
+  return e;
+}
+
+} // namespace kozmo::apiserver

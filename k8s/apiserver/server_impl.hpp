@@ -1,0 +1,116 @@
+// Private to the Beast translation units of the server (server.cpp, connection.cpp,
+// connection_watch.cpp). Includes Boost.Beast: never include it from a public header.
+#pragma once
+
+#include <utility>  // before asio: Boost 1.74 + g++ 12 (see STACK.md)
+
+#include "k8s/apiserver/router.hpp"
+#include "k8s/apiserver/server.hpp"
+#include "k8s/apiserver/store.hpp"
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include <array>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+namespace kozmo::apiserver {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = net::ip::tcp;
+
+class connection;
+
+// What every connection shares. Owned by server::impl; outlives every connection.
+struct server_state {
+  server::options opts;
+  std::unique_ptr<store> st;
+  std::unique_ptr<router> routes;
+  fault_injector faults;
+
+  std::mutex conns_mu;
+  std::map<const connection*, std::weak_ptr<connection>> conns;
+
+  void add(const std::shared_ptr<connection>& c);
+  void remove(const connection* c);
+  std::vector<std::shared_ptr<connection>> snapshot();
+};
+
+// One client connection: HTTP/1.1 keep-alive request/response on its strand, or, after a
+// watch request, a chunked stream of watch events until the watch ends.
+class connection : public std::enable_shared_from_this<connection> {
+public:
+  connection(tcp::socket socket, server_state& state);
+  ~connection();
+
+  void start();
+  // Thread-safe: close now (server stop).
+  void close();
+  // Thread-safe: if this connection streams a watch, cut it (fault injection).
+  void drop_watch();
+
+private:
+  // ---- request/response (connection.cpp) ----
+  void read_request();
+  void read_body();
+  void on_read(beast::error_code ec);
+  void serve(http_request req, bool keep_alive);
+  void dispatch(const http_request& req, bool keep_alive);
+  void write_response(const http_response& r, bool keep_alive);
+  void close_now();
+  void drain_and_close();
+
+  // ---- watch streaming (connection_watch.cpp) ----
+  void start_watch(std::shared_ptr<watch_stream> ws);
+  void on_event(const change_event& ev);
+  void enqueue(std::string line);
+  void flush();
+  void finish_watch();  // graceful: pending events, then the last chunk, then close
+  void abort_watch();   // abrupt: close without the last chunk
+  void unsubscribe();
+  void arm_bookmarks();
+  void arm_timeout();
+  void watch_for_disconnect();
+
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  server_state& state_;
+  std::shared_ptr<http::response<http::string_body>> pending_;
+  net::steady_timer latency_timer_;
+  bool draining_ = false;
+  std::size_t drained_ = 0;
+  std::array<char, 65536> drain_buf_{};
+
+  // watch state
+  std::shared_ptr<watch_stream> watch_;
+  std::optional<std::uint64_t> watch_id_;
+  std::optional<http::response<http::empty_body>> watch_res_;
+  std::optional<http::response_serializer<http::empty_body>> watch_sr_;
+  std::deque<std::string> queue_;
+  std::size_t queued_bytes_ = 0;
+  std::string writing_;
+  bool writing_now_ = false;
+  bool header_sent_ = false;
+  bool finishing_ = false;
+  bool drop_when_flushed_ = false;
+  bool closed_ = false;
+  std::size_t drop_count_ = 0;
+  std::uint64_t drop_generation_ = 0;
+  net::steady_timer bookmark_timer_;
+  net::steady_timer pre_timeout_timer_;
+  net::steady_timer timeout_timer_;
+  std::array<char, 256> discard_{};
+};
+
+} // namespace kozmo::apiserver
