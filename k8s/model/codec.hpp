@@ -1,7 +1,7 @@
 // JSON codecs for the models.
 //
 // Decoding, two ways, same rules (unknown fields skipped, null means absent, strict types):
-//   - decode<T>(text) / decode_pod(text) ...: simdjson ondemand straight over the bytes, no
+//   - decode<T>(text) / decode_pod(text) ...: simdjson (DOM tape read directly), no
 //     JSON tree; for responses and watch lines (see watch.hpp for events and lists).
 //   - from_json<T>(value): from a json::value tree, e.g. an object in the embedded server.
 // Errors carry the field path: `spec.containers[0].resources.limits[memory]: quantity "8Xi" is

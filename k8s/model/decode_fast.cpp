@@ -1,138 +1,116 @@
-// The fast decoding path: simdjson ondemand over raw JSON text (responses, list bodies and
-// watch lines), straight into the models.
+// The fast decoding path: simdjson's DOM parser over raw JSON text (responses, list bodies and
+// watch lines), and the typed decoders walking its tape straight into the models (see
+// detail/tape_node.hpp for why the DOM rather than ondemand).
 #include "k8s/model/codec.hpp"
-#include "k8s/model/detail/ondemand_node.hpp"
+#include "k8s/model/detail/tape_node.hpp"
 #include "k8s/model/watch.hpp"
 
-#include <functional>
+#include <simdjson.h>
+
+#include <charconv>
+#include <cstring>
 #include <type_traits>
 
 namespace kozmo::k8s {
 namespace detail {
 
-dstatus to_tree(od::object& o, json::value& out) {
-  json::object obj;
-  for (auto field_result : o) {
-    od::field fld;
-    if (auto e = std::move(field_result).get(fld))
-      return json_error(e);
-    std::string_view k;
-    if (auto e = fld.unescaped_key().get(k))
-      return json_error(e);
-    std::string key(k);
-    json::value child;
-    if (auto s = to_tree(fld.value(), child); !s.ok())
-      return std::move(s).in_field(key);
-    obj.set(key, std::move(child));
-  }
-  out = std::move(obj);
-  return {};
+namespace sdom = simdjson::dom;
+
+dstatus json_error(simdjson::error_code e) {
+  return dstatus::fail(std::string("json parse error: ") + simdjson::error_message(e));
 }
 
-dstatus to_tree(od::value& v, json::value& out) {
-  od::json_type t;
-  if (auto e = v.type().get(t))
-    return json_error(e);
-  switch (t) {
-  case od::json_type::object: {
-    od::object o;
-    if (auto e = v.get_object().get(o))
-      return json_error(e);
-    return to_tree(o, out);
+std::string number_text(const tape_node& n) {
+  char buf[24];
+  std::uint64_t bits = n.next_word();
+  switch (n.type()) {
+  case 'l': return std::string(buf, std::to_chars(buf, buf + sizeof buf, static_cast<std::int64_t>(bits)).ptr);
+  case 'u': return std::string(buf, std::to_chars(buf, buf + sizeof buf, bits).ptr);
+  case 'd': {
+    // Printed as the tree decoder sees it (encoding/json's form), so both decoders agree.
+    double d;
+    std::memcpy(&d, &bits, sizeof d);
+    return json::dump(json::value(d));
   }
-  case od::json_type::array: {
-    od::array a;
-    if (auto e = v.get_array().get(a))
-      return json_error(e);
+  default: return {};
+  }
+}
+
+void tape_to_tree(const tape_node& n, json::value& out) {
+  switch (n.type()) {
+  case '{': {
+    json::object obj;
+    // Keys are set one by one so that a repeated key keeps its last value, as Go does. The
+    // callbacks cannot fail: the tape is already known to be valid JSON.
+    (void)n.fields([&](std::string_view key, const tape_node& child) -> dstatus {
+      tape_to_tree(child, obj[key]);
+      return {};
+    });
+    out = std::move(obj);
+    return;
+  }
+  case '[': {
     json::array arr;
-    for (auto item_result : a) {
-      od::value item;
-      if (auto e = std::move(item_result).get(item))
-        return json_error(e);
-      arr.emplace_back();
-      if (auto s = to_tree(item, arr.back()); !s.ok())
-        return std::move(s).in_index(arr.size() - 1);
-    }
+    arr.reserve(n.element_count());
+    (void)n.elements([&](const tape_node& item) -> dstatus {
+      tape_to_tree(item, arr.emplace_back());
+      return {};
+    });
     out = std::move(arr);
-    return {};
+    return;
   }
-  case od::json_type::number: {
-    od::number_type nt;
-    if (auto e = v.get_number_type().get(nt))
-      return json_error(e);
-    if (nt == od::number_type::signed_integer) {
-      std::int64_t i;
-      if (auto e = v.get_int64().get(i))
-        return json_error(e);
-      out = static_cast<long long>(i);
-    } else if (nt == od::number_type::unsigned_integer) {
-      std::uint64_t u;
-      if (auto e = v.get_uint64().get(u))
-        return json_error(e);
-      out = u <= static_cast<std::uint64_t>(INT64_MAX) ? json::value(static_cast<long long>(u))
-                                                       : json::value(static_cast<double>(u));
-    } else {
-      double d;
-      if (auto e = v.get_double().get(d))
-        return json_error(e);
-      out = d;
-    }
-    return {};
+  case 'l': out = static_cast<long long>(static_cast<std::int64_t>(n.next_word())); return;
+  case 'u': {
+    std::uint64_t u = n.next_word();
+    out = u <= static_cast<std::uint64_t>(INT64_MAX) ? json::value(static_cast<long long>(u))
+                                                     : json::value(static_cast<double>(u));
+    return;
   }
-  case od::json_type::string: {
-    std::string_view s;
-    if (auto e = v.get_string().get(s))
-      return json_error(e);
-    out = s;
-    return {};
+  case 'd': {
+    double d;
+    std::uint64_t bits = n.next_word();
+    std::memcpy(&d, &bits, sizeof d);
+    out = d;
+    return;
   }
-  case od::json_type::boolean: {
-    bool b;
-    if (auto e = v.get_bool().get(b))
-      return json_error(e);
-    out = b;
-    return {};
+  case '"': out = n.string_at(); return;
+  case 't': out = true; return;
+  case 'f': out = false; return;
+  default: out = nullptr; return;
   }
-  case od::json_type::null:
-    out = nullptr;
-    return {};
-  }
-  return dstatus::fail("json parse error: invalid JSON value");
 }
 
 namespace {
 
-dstatus run_on(od::parser& parser, std::string& buffer, std::string_view text,
-               const std::function<dstatus(od_node&)>& fn) {
-  buffer.resize(text.size() + simdjson::SIMDJSON_PADDING);
-  std::memcpy(buffer.data(), text.data(), text.size());
-  od::document doc;
-  if (auto e = parser.iterate(buffer.data(), text.size(), buffer.size()).get(doc))
-    return json_error(e);
-  od::value root;
-  if (auto e = doc.get_value().get(root))
-    return json_error(e);
-  od_node n(root);
-  return fn(n);
-}
-
 // One parser and one padded copy buffer per thread: simdjson needs SIMDJSON_PADDING readable
 // bytes past the end, and reusing both keeps the hot path free of allocations of its own.
-// A large document (a big LIST) gets its own, so that its memory is not kept for good.
+// A large document (a big LIST) gets its own, so that its memory is not kept for good: a DOM
+// parser holds about 14 bytes per byte of its largest document (tape, strings, indexes).
 template <class Fn>
 dstatus with_document(std::string_view text, Fn&& fn) {
-  constexpr std::size_t keep_limit = std::size_t(1) << 22;
+  constexpr std::size_t keep_limit = std::size_t(1) << 20;
+  auto run_on = [&](sdom::parser& parser, std::string& buffer) -> dstatus {
+    if (buffer.size() < text.size() + simdjson::SIMDJSON_PADDING)
+      buffer.resize(text.size() + simdjson::SIMDJSON_PADDING);
+    std::memcpy(buffer.data(), text.data(), text.size());
+    if (auto e = parser.parse(buffer.data(), text.size(), false).error())
+      return json_error(e);
+    // Word 0 is the root marker; the document's value starts at word 1.
+    tape_doc doc{parser.doc.tape.get(), parser.doc.string_buf.get()};
+    tape_node n(doc, 1);
+    return fn(n);
+  };
   if (text.size() > keep_limit) {
-    od::parser parser;
+    sdom::parser parser;
     std::string buffer;
-    return run_on(parser, buffer, text, fn);
+    return run_on(parser, buffer);
   }
-  thread_local od::parser parser;
+  thread_local sdom::parser parser;
   thread_local std::string buffer;
-  return run_on(parser, buffer, text, fn);
+  return run_on(parser, buffer);
 }
 
-dstatus read_event_type(od_node& v, watch_event_type& out, bool& seen) {
+dstatus read_event_type(tape_node& v, watch_event_type& out, bool& seen) {
   std::string t;
   KOZMO_DTRY(v.read(t));
   auto parsed = parse_watch_event_type(t);
@@ -144,7 +122,7 @@ dstatus read_event_type(od_node& v, watch_event_type& out, bool& seen) {
 }
 
 template <class T>
-dstatus decode_event_object(od_node& n, watch_event<T>& ev) {
+dstatus decode_event_object(tape_node& n, watch_event<T>& ev) {
   std::string api_version;
   KOZMO_DTRY(n.peek_type_meta(api_version, ev.kind));
   if (ev.kind == "Status") {
@@ -157,7 +135,7 @@ dstatus decode_event_object(od_node& n, watch_event<T>& ev) {
 }
 
 template <class T>
-dstatus decode_any_as(od_node& n, any_watch_event& ev) {
+dstatus decode_any_as(tape_node& n, any_watch_event& ev) {
   T obj{};
   KOZMO_DTRY(decode(n, obj));
   if constexpr (!std::is_same_v<T, api_status>)
@@ -166,7 +144,7 @@ dstatus decode_any_as(od_node& n, any_watch_event& ev) {
   return {};
 }
 
-dstatus decode_any_object(od_node& n, any_watch_event& ev) {
+dstatus decode_any_object(tape_node& n, any_watch_event& ev) {
   KOZMO_DTRY(n.peek_type_meta(ev.api_version, ev.kind));
   const std::string& k = ev.kind;
   if (k == "Status")
@@ -209,19 +187,22 @@ std::optional<watch_event_type> parse_watch_event_type(std::string_view s) {
 
 template <class T>
 expected<T> decode(std::string_view json) {
-  T out{};
-  auto s = detail::with_document(json, [&](detail::od_node& n) { return detail::decode(n, out); });
+  expected<T> result{T{}}; // decoded in place and returned by every path, as below
+  auto s = detail::with_document(json, [&](detail::tape_node& n) { return detail::decode(n, *result); });
   if (!s.ok())
-    return s.to_error();
-  return out;
+    result = s.to_error();
+  return result;
 }
 
 template <class T>
 expected<watch_event<T>> decode_watch_event(std::string_view line) {
-  watch_event<T> ev;
+  // Decoded in place: a pod is some forty strings, maps and vectors, and moving it into the
+  // result afterwards costs more than decoding its scalars.
+  expected<watch_event<T>> result{watch_event<T>{}};
+  watch_event<T>& ev = *result;
   bool have_type = false;
-  auto s = detail::with_document(line, [&](detail::od_node& root) {
-    return root.fields([&](std::string_view k, detail::od_node& v) -> detail::dstatus {
+  auto s = detail::with_document(line, [&](detail::tape_node& root) {
+    return root.fields([&](std::string_view k, detail::tape_node& v) -> detail::dstatus {
       if (k == "type")
         return detail::read_event_type(v, ev.type, have_type);
       if (k == "object")
@@ -229,18 +210,19 @@ expected<watch_event<T>> decode_watch_event(std::string_view line) {
       return {};
     });
   });
+  // Every path returns `result` itself, so that it is constructed in the caller's slot.
   if (!s.ok())
-    return s.to_error();
-  if (!have_type)
-    return error::bad_request("watch event without a type");
-  return ev;
+    result = s.to_error();
+  else if (!have_type)
+    result = error::bad_request("watch event without a type");
+  return result;
 }
 
 expected<any_watch_event> decode_watch_event(std::string_view line) {
   any_watch_event ev;
   bool have_type = false;
-  auto s = detail::with_document(line, [&](detail::od_node& root) {
-    return root.fields([&](std::string_view k, detail::od_node& v) -> detail::dstatus {
+  auto s = detail::with_document(line, [&](detail::tape_node& root) {
+    return root.fields([&](std::string_view k, detail::tape_node& v) -> detail::dstatus {
       if (k == "type")
         return detail::read_event_type(v, ev.type, have_type);
       if (k == "object")
@@ -257,11 +239,11 @@ expected<any_watch_event> decode_watch_event(std::string_view line) {
 
 template <class T>
 expected<object_list<T>> decode_list(std::string_view json) {
-  object_list<T> out;
-  auto s = detail::with_document(json, [&](detail::od_node& n) { return detail::decode(n, out); });
+  expected<object_list<T>> result{object_list<T>{}};
+  auto s = detail::with_document(json, [&](detail::tape_node& n) { return detail::decode(n, *result); });
   if (!s.ok())
-    return s.to_error();
-  return out;
+    result = s.to_error();
+  return result;
 }
 
 #define KOZMO_DECODE_KIND(T)                                                                        \

@@ -5,20 +5,31 @@
 
 #include "k8s/error.hpp"
 
-#include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace kozmo::k8s::detail {
 
 class [[nodiscard]] dstatus {
 public:
   dstatus() noexcept = default;
+  dstatus(dstatus&& o) noexcept : f_(o.f_) { o.f_ = nullptr; }
+  dstatus& operator=(dstatus&& o) noexcept {
+    std::swap(f_, o.f_);
+    return *this;
+  }
+  dstatus(const dstatus&) = delete;
+  dstatus& operator=(const dstatus&) = delete;
+  // Success holds nothing: the destructor is one inlined test on the hot path.
+  ~dstatus() {
+    if (f_) [[unlikely]]
+      release(f_);
+  }
 
   static dstatus fail(std::string text) {
     dstatus s;
-    s.f_ = std::make_unique<failure>();
-    s.f_->text = std::move(text);
+    s.f_ = new failure{{}, std::move(text)};
     return s;
   }
   static dstatus type_error(std::string_view expected, std::string_view found) {
@@ -29,7 +40,7 @@ public:
     return fail(std::move(t));
   }
 
-  bool ok() const noexcept { return !f_; }
+  bool ok() const noexcept { return f_ == nullptr; }
 
   // Prepends a field name: "limits[cpu]" → "resources.limits[cpu]".
   dstatus&& in_field(std::string_view name) && {
@@ -51,6 +62,13 @@ public:
   }
 
 private:
+  struct failure {
+    std::string path;
+    std::string text;
+  };
+
+  [[gnu::noinline, gnu::cold]] static void release(failure* f) { delete f; }
+
   dstatus&& in_bracket(std::string_view inside) && {
     std::string p = "[";
     p += inside;
@@ -61,11 +79,7 @@ private:
     return std::move(*this);
   }
 
-  struct failure {
-    std::string path;
-    std::string text;
-  };
-  std::unique_ptr<failure> f_;
+  failure* f_ = nullptr;
 };
 
 } // namespace kozmo::k8s::detail

@@ -1,5 +1,5 @@
 // Private to k8s/model: one decoder per model type, written once as templates over a
-// "node" — a cursor on a JSON value — and instantiated twice: over simdjson ondemand values
+// "node" — a cursor on a JSON value — and instantiated twice: over simdjson's parsed tape
 // (decode_fast.cpp, the watch hot path) and over json::value trees (decode_tree.cpp).
 //
 // A node N provides:
@@ -10,12 +10,14 @@
 //   dstatus fields(F)    F(std::string_view key, N& child) -> dstatus   (object members)
 //   dstatus entries(F)   same, for maps: failures are reported as "[key]"
 //   dstatus elements(F)  F(N& child) -> dstatus                     (array items)
+//   std::size_t element_count()  items in an array (0 if unknown): a hint for reserving
 // Unknown fields are ignored (the node skips them); null is "absent" everywhere, as in Go.
 #pragma once
 
 #include "k8s/model/api_status.hpp"
 #include "k8s/model/custom_object.hpp"
 #include "k8s/model/detail/decode_status.hpp"
+#include "k8s/model/detail/fast_scalars.hpp"
 #include "k8s/model/event.hpp"
 #include "k8s/model/lease.hpp"
 #include "k8s/model/namespace.hpp"
@@ -25,7 +27,11 @@
 #include "k8s/model/service.hpp"
 #include "k8s/model/watch.hpp"
 
+#include <cstdint>
 #include <cstring>
+#include <map>
+#include <tuple>
+#include <utility>
 
 namespace kozmo::k8s::detail {
 
@@ -44,12 +50,37 @@ inline std::string_view describe(node_kind k) {
   return "invalid JSON";
 }
 
+// Equality of L bytes, L known at compile time, as a few word compares: never a memcmp call.
+// Loads overlap instead of reading past the end (a key may be the last bytes of a buffer).
+template <std::size_t L> inline bool same_bytes(const char* a, const char* b) {
+  auto load = [](const char* p, auto word) {
+    std::memcpy(&word, p, sizeof word);
+    return word;
+  };
+  if constexpr (L == 0) {
+    return true;
+  } else if constexpr (L == 1) {
+    return a[0] == b[0];
+  } else if constexpr (L < 4) {
+    return load(a, std::uint16_t{}) == load(b, std::uint16_t{}) &&
+           load(a + L - 2, std::uint16_t{}) == load(b + L - 2, std::uint16_t{});
+  } else if constexpr (L < 8) {
+    return ((load(a, std::uint32_t{}) ^ load(b, std::uint32_t{})) |
+            (load(a + L - 4, std::uint32_t{}) ^ load(b + L - 4, std::uint32_t{}))) == 0;
+  } else if constexpr (L <= 16) {
+    return ((load(a, std::uint64_t{}) ^ load(b, std::uint64_t{})) |
+            (load(a + L - 8, std::uint64_t{}) ^ load(b + L - 8, std::uint64_t{}))) == 0;
+  } else {
+    return load(a, std::uint64_t{}) == load(b, std::uint64_t{}) && same_bytes<L - 8>(a + 8, b + 8);
+  }
+}
+
 // A member name. Comparing it with a literal checks the length first and then compares a
-// compile-time number of bytes, which the compiler inlines (no memcmp call per candidate).
+// compile-time number of bytes inline.
 struct field_key {
   std::string_view s;
   template <std::size_t N> bool operator==(const char (&lit)[N]) const {
-    return s.size() == N - 1 && std::memcmp(s.data(), lit, N - 1) == 0;
+    return s.size() == N - 1 && same_bytes<N - 1>(s.data(), lit);
   }
 };
 
@@ -66,6 +97,8 @@ template <class N> dstatus decode(N& n, time_point& out) {
   std::string_view text;
   KOZMO_DTRY(n.read_view(text));
   if (text.empty())
+    return {};
+  if (parse_time_fast(text, out))
     return {};
   auto t = parse_time(text);
   if (!t)
@@ -85,9 +118,8 @@ template <class N, class T> dstatus decode(N& n, std::optional<T>& out) {
 
 template <class N, class T> dstatus decode(N& n, std::vector<T>& out) {
   out.clear();
+  out.reserve(n.element_count()); // one allocation of the right size
   return n.elements([&](N& item) -> dstatus {
-    if (out.capacity() == 0)
-      out.reserve(4); // most lists here are short: one allocation instead of three
     out.emplace_back();
     return decode(item, out.back());
   });
@@ -96,11 +128,12 @@ template <class N, class T> dstatus decode(N& n, std::vector<T>& out) {
 template <class N, class T> dstatus decode(N& n, std::map<std::string, T>& out) {
   out.clear();
   return n.entries([&](std::string_view key, N& v) -> dstatus {
-    T item{};
-    KOZMO_DTRY(decode(v, item));
-    // Go writes map keys sorted, so the end is the right hint.
-    out.insert_or_assign(out.end(), std::string(key), std::move(item));
-    return {};
+    // Go writes map keys sorted, so the end is the right hint; the value is decoded in place.
+    std::size_t before = out.size();
+    auto it = out.emplace_hint(out.end(), std::piecewise_construct, std::forward_as_tuple(key), std::tuple<>{});
+    if (out.size() == before)
+      it->second = T{}; // a repeated key: the last one wins, as in Go
+    return decode(v, it->second);
   });
 }
 
@@ -339,6 +372,7 @@ template <class N> dstatus decode_field(field_key k, N& v, container_status& s) 
 
 template <class N> dstatus decode_pod_ips(N& n, std::vector<std::string>& out) {
   out.clear();
+  out.reserve(n.element_count());
   return n.elements([&](N& item) -> dstatus {
     std::string ip;
     KOZMO_DTRY(item.fields([&](std::string_view k, N& v) -> dstatus { return k == "ip" ? decode(v, ip) : dstatus{}; }));

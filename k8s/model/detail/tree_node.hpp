@@ -83,6 +83,8 @@ public:
   template <class F> dstatus fields(F&& f) const { return members(f, false); }
   template <class F> dstatus entries(F&& f) const { return members(f, true); }
 
+  std::size_t element_count() const { return v_->is_array() ? v_->as_array().size() : 0; }
+
   template <class F> dstatus elements(F&& f) const {
     if (v_->is_null())
       return {};
@@ -98,8 +100,11 @@ public:
     return {};
   }
 
-  // Shared with the ondemand node: "8Xi" → `quantity "8Xi" is invalid: ...`.
+  // Shared with the tape node: "8Xi" → `quantity "8Xi" is invalid: ...`. The API server's
+  // own forms ("500m", "32Gi") take the fast path; anything else the exact parser.
   static dstatus parse_quantity_text(std::string_view text, quantity& out) {
+    if (parse_quantity_fast(text, out))
+      return {};
     auto q = quantity::parse(text);
     if (!q)
       return dstatus::fail("quantity \"" + std::string(text) + "\" is invalid: " + q.err().message);
