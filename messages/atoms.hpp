@@ -15,5 +15,6 @@ using heartbeat_atom = caf::atom_constant<caf::atom("heartbeat")>;
 using advance_atom = caf::atom_constant<caf::atom("advance")>;
 using retry_atom = caf::atom_constant<caf::atom("retry")>;
 using register_atom = caf::atom_constant<caf::atom("register")>;
+using renew_atom = caf::atom_constant<caf::atom("renew")>;
 
 } // namespace kozmo::atoms

@@ -237,8 +237,40 @@ void register_node(kubelet_actor* self) {
   });
 }
 
+// The node's Lease in kube-node-lease, renewed with every heartbeat as a kubelet does (the
+// node lifecycle controller reads it to decide whether a node is alive).
+void renew_lease(kubelet_actor* self, bool create) {
+  auto& st = self->state;
+  client::resource_ref lease{"coordination.k8s.io", "v1", "leases", "kube-node-lease", st.cfg.node.name, ""};
+  auto now = k8s::format_micro_time(clock::now());
+  if (!create) {
+    json::value patch;
+    patch["spec"]["renewTime"] = now;
+    st.cli->patch(lease, client::patch_type::merge, patch, {},
+                  [me = caf::actor_cast<caf::actor>(self)](expected<json::value> r) {
+                    if (!r && r.err().code == 404)
+                      caf::anon_send(me, atoms::renew_atom::value); // gone: create it again
+                  });
+    return;
+  }
+  json::value obj;
+  obj["apiVersion"] = "coordination.k8s.io/v1";
+  obj["kind"] = "Lease";
+  obj["metadata"]["name"] = st.cfg.node.name;
+  obj["metadata"]["namespace"] = "kube-node-lease";
+  obj["spec"]["holderIdentity"] = st.cfg.node.name;
+  obj["spec"]["leaseDurationSeconds"] = static_cast<int>(std::max<long long>(1, st.cfg.heartbeat.count() * 4 / 1000));
+  obj["spec"]["renewTime"] = now;
+  lease.name.clear();
+  st.cli->create(lease, obj, [name = st.cfg.node.name](expected<json::value> r) {
+    if (!r && r.err().code != 409)
+      spdlog::debug("kubelet node={} lease not created: {}", name, r.err().message);
+  });
+}
+
 void heartbeat(kubelet_actor* self) {
   auto& st = self->state;
+  renew_lease(self, false);
   json::value body;
   body["status"]["conditions"] = node_conditions(k8s::format_time(clock::now()), st.registered_since);
   st.cli->patch_status({"", "v1", "nodes", "", st.cfg.node.name, ""}, client::patch_type::strategic, body, {},
@@ -256,6 +288,7 @@ caf::behavior kubelet(kubelet_actor* self, std::shared_ptr<client::client> cli, 
   st.pods_watch = std::move(pods_watch);
   st.cfg = std::move(cfg);
   register_node(self);
+  renew_lease(self, true);
   self->send(st.pods_watch, atoms::subscribe_atom::value, watch::index_kind::node_name, st.cfg.node.name,
              caf::actor_cast<caf::actor>(self));
   self->delayed_send(self, st.cfg.heartbeat, heartbeat_atom::value);
@@ -265,6 +298,7 @@ caf::behavior kubelet(kubelet_actor* self, std::shared_ptr<client::client> cli, 
       [self](heartbeat_atom) { heartbeat(self); },
       [self](register_atom) { self->delayed_send(self, std::chrono::seconds(1), atoms::retry_atom::value); },
       [self](atoms::retry_atom) { register_node(self); },
+      [self](atoms::renew_atom) { renew_lease(self, true); },
   };
 }
 

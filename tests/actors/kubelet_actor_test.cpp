@@ -109,6 +109,9 @@ TEST_CASE("a simulated node registers Ready with its GPU capacity") {
   for (const auto& cond : node.at_path({"status", "conditions"})->as_array())
     ready = ready || (cond.get_string("type") == "Ready" && cond.get_string("status") == "True");
   CHECK(ready);
+  auto lease = c.cli->get({"coordination.k8s.io", "v1", "leases", "kube-node-lease", "node-1", ""});
+  REQUIRE(lease.has_value());
+  CHECK(lease->at_path({"spec"})->get_string("holderIdentity") == "node-1");
 }
 
 TEST_CASE("a pod is bound, runs and succeeds with its container's exit code and timestamps filled in") {
