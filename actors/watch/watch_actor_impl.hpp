@@ -60,6 +60,11 @@ struct watch_state {
   // 410s since the last event that made progress: a relist that is expired again at once
   // (a server whose history is too short for the list's version) waits for the back-off.
   int expired_in_a_row = 0;
+  // When the current stream opened and whether it delivered anything: a stream that ends
+  // cleanly at once and empty (a misbehaving proxy) is re-opened after the back-off, not in
+  // a tight loop.
+  std::chrono::steady_clock::time_point stream_opened;
+  bool stream_delivered = false;
   watch_stats stats;
   std::mt19937 rng{std::random_device{}()};
 
@@ -97,6 +102,8 @@ template <class T>
 void start_watch(watch_actor<T>* self) {
   auto& st = self->state;
   auto gen = ++st.generation;
+  st.stream_opened = std::chrono::steady_clock::now();
+  st.stream_delivered = false;
   client::watch_options opts;
   opts.resource_version = st.store.resource_version();
   opts.label_selector = st.cfg.label_selector;
@@ -207,6 +214,7 @@ void on_line(watch_actor<T>* self, line_arrived<T>& msg) {
     return;
   }
   auto& line = *decoded;
+  st.stream_delivered = true;
   using kind = typename watch_line<T>::kind;
   switch (line.what) {
   case kind::bookmark:
@@ -245,7 +253,12 @@ void on_closed(watch_actor<T>* self, stream_closed& msg) {
   auto& how = *msg.how;
   ++st.stats.rewatches;
   if (how) {
-    start_watch(self); // a clean end (server timeout): carry on from the last version
+    bool instant_and_empty =
+        !st.stream_delivered && std::chrono::steady_clock::now() - st.stream_opened < std::chrono::seconds(1);
+    if (instant_and_empty)
+      schedule_retry(self, false);
+    else
+      start_watch(self); // a clean end (server timeout): carry on from the last version
     return;
   }
   if (how.err().code == 410) {
