@@ -1,0 +1,43 @@
+#include "runtime/cli.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace kozmo::runtime;
+
+TEST_CASE("kozmo local takes its flags in both --flag value and --flag=value forms") {
+  auto cmd = parse_command_line({"local", "--port", "6443", "--nodes=4", "--gpus-per-node", "2", "--data-dir", "/tmp/k",
+                                 "--write-kubeconfig=/tmp/kc", "--demo"});
+  REQUIRE(cmd.has_value());
+  CHECK(cmd->what == command::kind::local);
+  CHECK(cmd->local.port == 6443);
+  CHECK(cmd->local.nodes == 4);
+  CHECK(cmd->local.gpus_per_node == 2);
+  CHECK(cmd->local.data_dir == "/tmp/k");
+  CHECK(cmd->local.write_kubeconfig == "/tmp/kc");
+  CHECK(cmd->local.demo);
+}
+
+TEST_CASE("a mistyped flag or value says which flag and what is accepted") {
+  auto unknown = parse_command_line({"local", "--node", "3"});
+  REQUIRE_FALSE(unknown.has_value());
+  CHECK_THAT(unknown.err().message, Catch::Contains("unknown flag --node") && Catch::Contains("--nodes"));
+  auto not_number = parse_command_line({"local", "--port", "http"});
+  REQUIRE_FALSE(not_number.has_value());
+  CHECK_THAT(not_number.err().message, Catch::Contains("--port") && Catch::Contains("not a number"));
+  auto out_of_range = parse_command_line({"local", "--port", "70000"});
+  REQUIRE_FALSE(out_of_range.has_value());
+  CHECK_THAT(out_of_range.err().message, Catch::Contains("outside 0..65535"));
+  auto missing = parse_command_line({"kubelet", "--kubeconfig"});
+  REQUIRE_FALSE(missing.has_value());
+  CHECK_THAT(missing.err().message, Catch::Contains("needs a value"));
+}
+
+TEST_CASE("an unknown sub-command points at kozmo help, and no arguments means help") {
+  auto bad = parse_command_line({"frobnicate"});
+  REQUIRE_FALSE(bad.has_value());
+  CHECK_THAT(bad.err().message, Catch::Contains("kozmo help"));
+  auto none = parse_command_line({});
+  REQUIRE(none.has_value());
+  CHECK(none->what == command::kind::help);
+  CHECK_THAT(usage(), Catch::Contains("--write-kubeconfig"));
+}
