@@ -7,7 +7,7 @@
 //   anyone ──(stats_atom)──▶ watch actor<T> ──▶ watch_stats
 #pragma once
 
-#include "actors/watch/watch_cache.hpp"
+#include "messages/watch_types.hpp"
 
 #include <caf/meta/type_name.hpp>
 

@@ -15,6 +15,8 @@
 // No CAF here: the actor is a thin shell around this class.
 #pragma once
 
+#include "messages/watch_types.hpp"
+
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -24,20 +26,6 @@
 #include <vector>
 
 namespace kozmo::watch {
-
-enum class event_type { added, modified, deleted };
-
-inline const char* to_string(event_type t) {
-  switch (t) {
-  case event_type::added: return "ADDED";
-  case event_type::modified: return "MODIFIED";
-  case event_type::deleted: return "DELETED";
-  }
-  return "?";
-}
-
-// What subscribers can select on, besides "everything".
-enum class index_kind { all, owner_uid, label, node_name, scheduler_name, name_space };
 
 template <class T>
 struct event {
