@@ -1,6 +1,7 @@
 #include "runtime/local_mode.hpp"
 
 #include "runtime/engine.hpp"
+#include "runtime/hived_shape.hpp"
 #include "runtime/logging.hpp"
 
 #include <spdlog/spdlog.h>
@@ -65,6 +66,8 @@ expected<kubelet::cluster_shape> load_shape(const std::string& file, int nodes, 
     return error::bad_request("--cluster: cannot read " + file);
   std::stringstream text;
   text << in.rdbuf();
+  if (is_hived_config(text.str()))
+    return shape_from_hived_config(text.str());
   return kubelet::parse_cluster_yaml(text.str());
 }
 

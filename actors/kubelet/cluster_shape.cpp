@@ -16,6 +16,13 @@ void assign_addresses(cluster_shape& c) {
 
 } // namespace
 
+cluster_shape shape_of(std::vector<node_shape> nodes) {
+  cluster_shape c;
+  c.nodes = std::move(nodes);
+  assign_addresses(c);
+  return c;
+}
+
 cluster_shape uniform_cluster(int count, int gpus, const std::string& prefix) {
   cluster_shape c;
   for (int i = 0; i < count; ++i) {

@@ -41,6 +41,9 @@ struct cluster_shape {
 // `count` nodes named <prefix>-0 .. <prefix>-(count-1), each with `gpus` GPUs.
 cluster_shape uniform_cluster(int count, int gpus, const std::string& prefix = "node");
 
+// A cluster of exactly these nodes, with node IPs and pod ranges assigned.
+cluster_shape shape_of(std::vector<node_shape> nodes);
+
 // Parses the YAML form above; errors name the entry and field at fault.
 expected<cluster_shape> parse_cluster_yaml(const std::string& yaml_text);
 

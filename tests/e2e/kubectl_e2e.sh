@@ -152,5 +152,23 @@ kill -TERM "$KOZMO_PID"; wait "$KOZMO_PID"; KOZMO_PID=
 start_local
 eventually "objects survive a restart with --data-dir" '^b$' k get configmap kept -o 'jsonpath={.data.a}'
 
+# --- a HiveD configuration as the cluster shape ------------------------------------------
+kill -TERM "$KOZMO_PID"; wait "$KOZMO_PID"; KOZMO_PID=
+HIVED=$HERE/../../../shared/reference/hived-design-config.yaml
+if [ -f "$HIVED" ]; then
+  rm -f "$WORK/kubeconfig3"
+  "$KOZMO" local --port 0 --cluster "$HIVED" --write-kubeconfig "$WORK/kubeconfig3" >>"$WORK/kozmo.log" 2>&1 &
+  KOZMO_PID=$!
+  for _ in $(seq 1 100); do [ -s "$WORK/kubeconfig3" ] && break; sleep 0.1; done
+  export KUBECONFIG=$WORK/kubeconfig3
+  eventually "HiveD's design config gives its twenty nodes" '^20$' \
+    sh -c "kubectl --cache-dir $WORK/cache get nodes -o name | wc -l"
+  expect "the node in two chains has ten GPUs of two types" '^10 2 8$' \
+    k get node 1.0.0.2 -o 'jsonpath={.status.capacity.nvidia\.com/gpu} {.metadata.labels.kozmo\.io/gpus\.CT1} {.metadata.labels.kozmo\.io/gpus\.DGX1-P100}'
+  expect "a DGX2 node has sixteen GPUs" '^16$' k get node 0.0.3.2 -o 'jsonpath={.status.capacity.nvidia\.com/gpu}'
+else
+  bad "HiveD's design config is at ../shared/reference" "missing: $HIVED"
+fi
+
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" -eq 0 ]
