@@ -1,0 +1,199 @@
+#include "actors/scheduler/pod_scheduling_spec.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+
+namespace kozmo::scheduler {
+namespace {
+
+constexpr const char* where = "pod-scheduling-spec: ";
+
+error bad(const std::string& msg) { return error::bad_request(std::string(where) + msg); }
+
+// Defaults and the checks HiveD makes on every spec, whatever form it came in.
+expected<pod_scheduling_spec> complete(pod_scheduling_spec s, const std::string& ns, const std::string& name) {
+  if (s.virtual_cluster.empty())
+    return bad("virtualCluster is required (the VC whose quota the pod uses)");
+  if (s.priority < -1 || s.priority > 1000)
+    return bad("priority " + std::to_string(s.priority) +
+               " is out of range: use -1 (opportunistic) or 0..1000 (guaranteed)");
+  if (s.leaf_cell_number <= 0)
+    return bad("leafCellNumber must be a positive number of GPUs, got " + std::to_string(s.leaf_cell_number));
+  if (s.affinity_group.empty() && s.members.empty()) {
+    s.affinity_group = ns + "/" + name;
+    s.members.push_back({1, s.leaf_cell_number});
+    return s;
+  }
+  if (s.affinity_group.empty())
+    return bad("affinityGroup.name must not be empty");
+  if (s.members.empty())
+    return bad("affinityGroup " + s.affinity_group + " has no members");
+  bool self_found = false;
+  for (std::size_t i = 0; i < s.members.size(); ++i) {
+    const auto& m = s.members[i];
+    if (m.pod_number <= 0 || m.leaf_cell_number <= 0)
+      return bad("affinityGroup " + s.affinity_group + " member " + std::to_string(i) +
+                 ": podNumber and leafCellNumber must be positive, got " + std::to_string(m.pod_number) + " and " +
+                 std::to_string(m.leaf_cell_number));
+    self_found = self_found || m.leaf_cell_number == s.leaf_cell_number;
+  }
+  if (!self_found)
+    return bad("affinityGroup " + s.affinity_group + " has no member with leafCellNumber " +
+               std::to_string(s.leaf_cell_number) + ", the pod's own");
+  return s;
+}
+
+expected<int> to_int(const std::string& field, const std::string& text) {
+  int v = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc{} || ptr != text.data() + text.size())
+    return bad(field + ": \"" + text + "\" is not an integer");
+  return v;
+}
+
+expected<bool> to_bool(const std::string& field, const std::string& text) {
+  if (text == "true")
+    return true;
+  if (text == "false")
+    return false;
+  return bad(field + ": \"" + text + "\" is not true or false");
+}
+
+// "4x2,1x4" → members.
+expected<std::vector<affinity_member>> parse_members(const std::string& text) {
+  std::vector<affinity_member> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    auto comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    auto x = item.find('x');
+    if (x == std::string::npos)
+      return bad("kozmo.io/gang-members: \"" + item + "\" is not PODSxGPUS (e.g. 4x2)");
+    auto pods = to_int("kozmo.io/gang-members", item.substr(0, x));
+    auto gpus = to_int("kozmo.io/gang-members", item.substr(x + 1));
+    if (!pods)
+      return pods.err();
+    if (!gpus)
+      return gpus.err();
+    out.push_back({*pods, *gpus});
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+} // namespace
+
+expected<pod_scheduling_spec> parse_hived_spec(const std::string& yaml_text, const std::string& ns,
+                                               const std::string& name) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::Exception& e) {
+    return bad(std::string("not valid YAML: ") + e.what());
+  }
+  if (!root.IsMap())
+    return bad("expected a YAML map with at least virtualCluster and leafCellNumber");
+  pod_scheduling_spec s;
+  try {
+    for (const auto& kv : root) {
+      auto key = kv.first.as<std::string>();
+      const auto& v = kv.second;
+      if (key == "virtualCluster")
+        s.virtual_cluster = v.as<std::string>();
+      else if (key == "priority")
+        s.priority = v.as<int>();
+      else if (key == "pinnedCellId")
+        s.pinned_cell_id = v.as<std::string>();
+      else if (key == "leafCellType" || key == "gpuType")
+        s.leaf_cell_type = v.as<std::string>();
+      else if (key == "leafCellNumber" || key == "gpuNumber")
+        s.leaf_cell_number = v.as<int>();
+      else if (key == "gangReleaseEnable")
+        s.gang_release_enable = v.as<bool>();
+      else if (key == "lazyPreemptionEnable")
+        s.lazy_preemption_enable = v.as<bool>();
+      else if (key == "ignoreK8sSuggestedNodes")
+        s.ignore_k8s_suggested_nodes = v.as<bool>();
+      else if (key == "affinityGroup") {
+        if (!v.IsMap())
+          return bad("affinityGroup must be a map with name and members");
+        if (v["name"])
+          s.affinity_group = v["name"].as<std::string>();
+        if (v["members"]) {
+          if (!v["members"].IsSequence())
+            return bad("affinityGroup.members must be a list of {podNumber, leafCellNumber}");
+          for (const auto& m : v["members"]) {
+            affinity_member am;
+            if (m["podNumber"])
+              am.pod_number = m["podNumber"].as<int>();
+            if (m["leafCellNumber"])
+              am.leaf_cell_number = m["leafCellNumber"].as<int>();
+            else if (m["gpuNumber"])
+              am.leaf_cell_number = m["gpuNumber"].as<int>();
+            s.members.push_back(am);
+          }
+        }
+      } else {
+        return bad("unknown field " + key +
+                   " (known: virtualCluster, priority, pinnedCellId, leafCellType, leafCellNumber, "
+                   "gangReleaseEnable, lazyPreemptionEnable, ignoreK8sSuggestedNodes, affinityGroup)");
+      }
+    }
+  } catch (const YAML::Exception& e) {
+    return bad(std::string("a field has the wrong type: ") + e.what());
+  }
+  return complete(std::move(s), ns, name);
+}
+
+expected<pod_scheduling_spec> parse_pod_scheduling_spec(const std::map<std::string, std::string>& annotations,
+                                                        const std::string& ns, const std::string& name) {
+  if (auto it = annotations.find(hived_spec_annotation); it != annotations.end())
+    return parse_hived_spec(it->second, ns, name);
+  pod_scheduling_spec s;
+  bool any = false;
+  for (const auto& [key, value] : annotations) {
+    if (key.rfind("kozmo.io/", 0) != 0)
+      continue;
+    std::string k = key.substr(9);
+    if (k == "virtual-cluster") {
+      s.virtual_cluster = value;
+    } else if (k == "priority") {
+      auto v = to_int(key, value);
+      if (!v)
+        return v.err();
+      s.priority = *v;
+    } else if (k == "leaf-cell-type") {
+      s.leaf_cell_type = value;
+    } else if (k == "leaf-cell-number") {
+      auto v = to_int(key, value);
+      if (!v)
+        return v.err();
+      s.leaf_cell_number = *v;
+    } else if (k == "pinned-cell") {
+      s.pinned_cell_id = value;
+    } else if (k == "lazy-preemption") {
+      auto v = to_bool(key, value);
+      if (!v)
+        return v.err();
+      s.lazy_preemption_enable = *v;
+    } else if (k == "gang") {
+      s.affinity_group = value;
+    } else if (k == "gang-members") {
+      auto v = parse_members(value);
+      if (!v)
+        return v.err();
+      s.members = std::move(*v);
+    } else {
+      continue; // other kozmo.io keys (e.g. the simulated kubelet's) are not scheduling keys
+    }
+    any = true;
+  }
+  if (!any)
+    return error{"the pod asks nothing of the GPU scheduler", 0, "NotRequested"};
+  return complete(std::move(s), ns, name);
+}
+
+} // namespace kozmo::scheduler
