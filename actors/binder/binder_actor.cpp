@@ -145,7 +145,15 @@ void schedule_pass(binder_actor* self) {
     client::binding b{pod->metadata.namespace_, pod->metadata.name, *chosen, uid, {}};
     caf::actor me = caf::actor_cast<caf::actor>(self);
     std::string node = *chosen;
-    st.cli->bind(b, [me, uid, node](expected<json::value> r) {
+    // The Scheduled event is posted from the bind's answer itself: the pods watch may show
+    // the pod bound before this actor hears back, and the event must not depend on that race.
+    st.cli->bind(b, [me, uid, node, ns = pod->metadata.namespace_, name = pod->metadata.name,
+                     cli = st.cli](expected<json::value> r) {
+      if (r)
+        cli->create_event(k8s::make_event(k8s::pod_reference(ns, name, uid), {"default-scheduler", ""}, "Normal",
+                                          "Scheduled", "Successfully assigned " + ns + "/" + name + " to " + node,
+                                          std::chrono::system_clock::now()),
+                          [](expected<json::value>) {});
       caf::anon_send(me, atoms::retry_atom::value, uid, node, r ? std::string() : r.err().message);
     });
   }
@@ -199,15 +207,6 @@ caf::behavior binder(binder_actor* self, std::shared_ptr<client::client> cli, ca
         auto& st = self->state;
         if (failure.empty()) {
           spdlog::info("binder pod-uid={} bound node={}", uid, node);
-          auto it = st.pending.find(uid);
-          if (it != st.pending.end())
-            st.cli->create_event(
-                k8s::make_event(k8s::pod_reference(it->second->metadata.namespace_, it->second->metadata.name, uid),
-                                {"default-scheduler", ""}, "Normal", "Scheduled",
-                                "Successfully assigned " + it->second->metadata.namespace_ + "/" +
-                                    it->second->metadata.name + " to " + node,
-                                std::chrono::system_clock::now()),
-                [](expected<json::value>) {});
           return; // the pods watch will show it bound
         }
         spdlog::warn("binder pod-uid={} bind to node={} failed: {}", uid, node, failure);

@@ -20,6 +20,13 @@ struct local_cluster {
     auto st = e.start();
     REQUIRE(st.has_value());
     cli = e.api();
+    // Pods are created once the nodes have registered, as a user would see them first.
+    for (int i = 0; i < 100; ++i) {
+      auto list = cli->list({"", "v1", "nodes", "", "", ""});
+      if (list && static_cast<int>(list->find("items")->as_array().size()) == nodes)
+        break;
+      std::this_thread::sleep_for(50ms);
+    }
   }
 
   static engine_options options(int nodes, int gpus) {
@@ -200,7 +207,8 @@ TEST_CASE("a pod that no node can hold waits with PodScheduled=False and kube-sc
     if (!conds || !conds->is_array())
       return false;
     for (const auto& cond : conds->as_array())
-      if (cond.get_string("type") == "PodScheduled" && cond.get_string("status") == "False")
+      if (cond.get_string("type") == "PodScheduled" && cond.get_string("status") == "False" &&
+          cond.get_string("message").find("Insufficient") != std::string::npos)
         return true;
     return false;
   });
