@@ -1,6 +1,8 @@
 // Private to the store's translation units (store.cpp, store_lifecycle.cpp).
 #pragma once
 
+#include <functional>
+
 #include "k8s/apiserver/store.hpp"
 #include "k8s/apiserver/store_journal.hpp"
 
@@ -80,6 +82,11 @@ struct store::impl {
   // Runs garbage collection and namespace termination until nothing more changes.
   void settle();
   void orphan_dependents(const std::string& owner_uid);
+  // Calls fn(dependent uid, its type, its key, the object) for every stored dependent of
+  // `owner_uid`, over a snapshot of the index (fn may delete or update dependents).
+  void for_each_dependent(const std::string& owner_uid,
+                          const std::function<void(const std::string&, const resource_type&, const std::string&,
+                                                   const object_ptr&)>& fn);
   void drop_custom_resources(const resource_type& crd_type);
   expected<ok_t> register_crd(json::value& crd);
   void rebuild_after_load();

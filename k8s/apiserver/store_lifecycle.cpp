@@ -150,7 +150,9 @@ object_ptr store::impl::remove_now(const resource_type& rt, const std::string& k
   return commit_delete(rt, key, std::move(final_state), cur);
 }
 
-void store::impl::orphan_dependents(const std::string& owner_uid) {
+void store::impl::for_each_dependent(
+    const std::string& owner_uid,
+    const std::function<void(const std::string&, const resource_type&, const std::string&, const object_ptr&)>& fn) {
   auto it = dependents.find(owner_uid);
   if (it == dependents.end())
     return;
@@ -162,20 +164,26 @@ void store::impl::orphan_dependents(const std::string& owner_uid) {
     object_ref ref = ref_it->second;
     auto dep = find(ref.resource, ref.key);
     auto dep_type = type_of(ref.resource);
-    if (!dep || !dep_type)
-      continue;
+    if (dep && dep_type)
+      fn(dep_uid, *dep_type, ref.key, dep);
+  }
+}
+
+void store::impl::orphan_dependents(const std::string& owner_uid) {
+  for_each_dependent(owner_uid, [&](const std::string&, const resource_type& type, const std::string& key,
+                                    const object_ptr& dep) {
     json::value next = *dep;
     auto* refs = next.at_path({"metadata", "ownerReferences"});
     if (!refs || !refs->is_array())
-      continue;
+      return;
     auto& arr = refs->as_array();
     arr.erase(std::remove_if(arr.begin(), arr.end(),
                              [&](const json::value& r) { return r.get_string("uid") == owner_uid; }),
               arr.end());
     if (arr.empty())
       member_object(next, "metadata").as_object().erase("ownerReferences");
-    commit_put(*dep_type, ref.key, std::move(next), dep);
-  }
+    commit_put(type, key, std::move(next), dep);
+  });
 }
 
 void store::impl::drop_custom_resources(const resource_type& crd_type) {
@@ -199,26 +207,17 @@ void store::impl::settle() {
     while (!removed_uids.empty()) {
       std::string gone = removed_uids.back();
       removed_uids.pop_back();
-      auto it = dependents.find(gone);
-      if (it == dependents.end())
-        continue;
-      std::set<std::string> deps = it->second;
-      for (const auto& dep_uid : deps) {
-        auto ref_it = by_uid.find(dep_uid);
-        if (ref_it == by_uid.end())
-          continue;
-        object_ref ref = ref_it->second;
-        auto dep = find(ref.resource, ref.key);
-        auto dep_type = type_of(ref.resource);
-        if (!dep || !dep_type || meta_of(*dep)->find("deletionTimestamp"))
-          continue;
+      for_each_dependent(gone, [&](const std::string&, const resource_type& type, const std::string& key,
+                                   const object_ptr& dep) {
+        if (meta_of(*dep)->find("deletionTimestamp"))
+          return;
         auto owners = owner_uids(*dep);
         bool orphaned = std::all_of(owners.begin(), owners.end(), [&](const std::string& o) { return !by_uid.count(o); });
         if (!orphaned)
-          continue;
-        (void)delete_locked(*dep_type, ref.key, delete_options{});
+          return;
+        (void)delete_locked(type, key, delete_options{});
         progress = true;
-      }
+      });
     }
 
     // Foreground: an owner waits for its blocking dependents, deleting them first.
@@ -230,32 +229,23 @@ void store::impl::settle() {
         continue;
       }
       bool blocked = false;
-      if (auto d = dependents.find(owner_uid); d != dependents.end()) {
-        std::set<std::string> deps = d->second;
-        for (const auto& dep_uid : deps) {
-          auto ref_it = by_uid.find(dep_uid);
-          if (ref_it == by_uid.end())
-            continue;
-          object_ref ref = ref_it->second;
-          auto dep = find(ref.resource, ref.key);
-          auto dep_type = type_of(ref.resource);
-          if (!dep || !dep_type)
-            continue;
-          if (!meta_of(*dep)->find("deletionTimestamp")) {
-            delete_options o;
-            // Grandchildren go first too when the dependent has dependents of its own.
-            o.propagation = dependents.count(dep_uid) ? "Foreground" : "Background";
-            (void)delete_locked(*dep_type, ref.key, o);
-            progress = true;
-          }
-          if (!find_uid(dep_uid))
-            continue;
-          if (const auto* refs = find_uid(dep_uid)->at_path({"metadata", "ownerReferences"}); refs && refs->is_array())
-            for (const auto& r : refs->as_array())
-              if (r.get_string("uid") == owner_uid && r.get_bool("blockOwnerDeletion"))
-                blocked = true;
+      for_each_dependent(owner_uid, [&](const std::string& dep_uid, const resource_type& type,
+                                        const std::string& key, const object_ptr& dep) {
+        if (!meta_of(*dep)->find("deletionTimestamp")) {
+          delete_options o;
+          // Grandchildren go first too when the dependent has dependents of its own.
+          o.propagation = dependents.count(dep_uid) ? "Foreground" : "Background";
+          (void)delete_locked(type, key, o);
+          progress = true;
         }
-      }
+        auto still = find_uid(dep_uid);
+        if (!still)
+          return;
+        if (const auto* refs = still->at_path({"metadata", "ownerReferences"}); refs && refs->is_array())
+          for (const auto& r : refs->as_array())
+            if (r.get_string("uid") == owner_uid && r.get_bool("blockOwnerDeletion"))
+              blocked = true;
+      });
       if (blocked) {
         ++it;
         continue;
