@@ -6,6 +6,8 @@
 #include "actors/scheduler/config.hpp"
 #include "actors/scheduler/gang_placement.hpp"
 
+#include "tests/unit/scheduler_fixtures.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <climits>
@@ -24,20 +26,7 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-// rack -> node -> socket -> switch -> 2 GPUs; racks {0.0.0.1, 0.0.0.2} and {0.0.0.3, 0.0.0.4}.
-constexpr const char* v100_cluster = R"(
-physicalCluster:
-  cellTypes:
-    V100-SWITCH: {childCellType: V100, childCellNumber: 2}
-    V100-SOCKET: {childCellType: V100-SWITCH, childCellNumber: 2}
-    V100-NODE: {childCellType: V100-SOCKET, childCellNumber: 2, isNodeLevel: true}
-    V100-RACK: {childCellType: V100-NODE, childCellNumber: 2}
-  physicalCells:
-  - cellType: V100-RACK
-    cellChildren: [{cellAddress: 0.0.0.1}, {cellAddress: 0.0.0.2}]
-  - cellType: V100-RACK
-    cellChildren: [{cellAddress: 0.0.0.3}, {cellAddress: 0.0.0.4}]
-)";
+using test::v100_cluster;
 
 std::unique_ptr<cell_tree> build_tree(const std::string& yaml) {
   auto cfg = parse_config(yaml);

@@ -4,6 +4,8 @@
 #include "actors/scheduler/config.hpp"
 #include "actors/scheduler/virtual_clusters.hpp"
 
+#include "tests/unit/scheduler_fixtures.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
@@ -34,20 +36,8 @@ const cluster_model& design_model() {
   return model;
 }
 
-// The reference's V100 example: rack -> node -> socket -> switch -> GPU.
-constexpr const char* v100_cell_types = R"(
-physicalCluster:
-  cellTypes:
-    V100-SWITCH: {childCellType: V100, childCellNumber: 2}
-    V100-SOCKET: {childCellType: V100-SWITCH, childCellNumber: 2}
-    V100-NODE: {childCellType: V100-SOCKET, childCellNumber: 2, isNodeLevel: true}
-    V100-RACK: {childCellType: V100-NODE, childCellNumber: 2}
-  physicalCells:
-  - cellType: V100-RACK
-    cellChildren: [{cellAddress: 0.0.0.1}, {cellAddress: 0.0.0.2}]
-  - cellType: V100-RACK
-    cellChildren: [{cellAddress: 0.0.0.3}, {cellAddress: 0.0.0.4}]
-)";
+// The reference's V100 example (cell types and racks, no VCs).
+constexpr const char* v100_cell_types = test::v100_cluster;
 
 std::string v100_with_vcs(const std::string& vcs) { return std::string(v100_cell_types) + vcs; }
 
