@@ -30,6 +30,9 @@ class [[nodiscard]] expected {
 public:
   expected(T v) : v_(std::in_place_index<0>, std::move(v)) {}
   expected(error e) : v_(std::in_place_index<1>, std::move(e)) {}
+  // Builds the value in place, for a large value filled where it will stay (a decoded pod).
+  template <class... A>
+  explicit expected(std::in_place_t, A&&... a) : v_(std::in_place_index<0>, std::forward<A>(a)...) {}
 
   bool has_value() const noexcept { return v_.index() == 0; }
   explicit operator bool() const noexcept { return has_value(); }

@@ -111,11 +111,11 @@ dstatus with_document(std::string_view text, Fn&& fn) {
 }
 
 dstatus read_event_type(tape_node& v, watch_event_type& out, bool& seen) {
-  std::string t;
-  KOZMO_DTRY(v.read(t));
+  std::string_view t;
+  KOZMO_DTRY(v.read_view(t));
   auto parsed = parse_watch_event_type(t);
   if (!parsed)
-    return dstatus::fail("unknown watch event type \"" + t + "\"");
+    return dstatus::fail("unknown watch event type \"" + std::string(t) + "\"");
   out = *parsed;
   seen = true;
   return {};
@@ -187,7 +187,7 @@ std::optional<watch_event_type> parse_watch_event_type(std::string_view s) {
 
 template <class T>
 expected<T> decode(std::string_view json) {
-  expected<T> result{T{}}; // decoded in place and returned by every path, as below
+  expected<T> result{std::in_place}; // decoded in place and returned by every path, as below
   auto s = detail::with_document(json, [&](detail::tape_node& n) { return detail::decode(n, *result); });
   if (!s.ok())
     result = s.to_error();
@@ -198,7 +198,7 @@ template <class T>
 expected<watch_event<T>> decode_watch_event(std::string_view line) {
   // Decoded in place: a pod is some forty strings, maps and vectors, and moving it into the
   // result afterwards costs more than decoding its scalars.
-  expected<watch_event<T>> result{watch_event<T>{}};
+  expected<watch_event<T>> result{std::in_place};
   watch_event<T>& ev = *result;
   bool have_type = false;
   auto s = detail::with_document(line, [&](detail::tape_node& root) {
@@ -239,7 +239,7 @@ expected<any_watch_event> decode_watch_event(std::string_view line) {
 
 template <class T>
 expected<object_list<T>> decode_list(std::string_view json) {
-  expected<object_list<T>> result{object_list<T>{}};
+  expected<object_list<T>> result{std::in_place};
   auto s = detail::with_document(json, [&](detail::tape_node& n) { return detail::decode(n, *result); });
   if (!s.ok())
     result = s.to_error();

@@ -37,7 +37,7 @@ void put_micro(object& o, std::string_view k, const std::optional<time_point>& t
   if (t)
     o.set(k, format_micro_time(*t));
 }
-void put(object& o, std::string_view k, const std::map<std::string, std::string>& m) {
+void put(object& o, std::string_view k, const string_map& m) {
   if (m.empty())
     return;
   object out;

@@ -411,7 +411,7 @@ expected<label_selector> label_selector::from_json(const json::value& object) {
   return sel;
 }
 
-label_selector label_selector::from_set(const std::map<std::string, std::string>& labels) {
+label_selector label_selector::from_set(const string_map& labels) {
   label_selector sel;
   for (auto& [k, v] : labels)
     sel.requirements_.push_back({k, selector_operator::equals, {v}});
@@ -428,6 +428,13 @@ bool label_selector::matches(const json::value& labels) const {
   return selector_matches(*this, [&](std::string_view key) -> const std::string* {
     const json::value* v = labels.find(key);
     return v && v->is_string() ? &v->as_string() : nullptr;
+  });
+}
+
+bool label_selector::matches(const string_map& labels) const {
+  return selector_matches(*this, [&](std::string_view key) -> const std::string* {
+    auto it = labels.find(key);
+    return it == labels.end() ? nullptr : &it->second;
   });
 }
 

@@ -6,6 +6,7 @@
 // changes, which never drops what the model does not know (see codec.hpp).
 #pragma once
 
+#include "k8s/model/flat_map.hpp"
 #include "k8s/model/time.hpp"
 
 #include <cstdint>
@@ -15,6 +16,9 @@
 #include <vector>
 
 namespace kozmo::k8s {
+
+// Labels, annotations, selectors: string keys to string values, in key order.
+using string_map = flat_map<std::string, std::string>;
 
 struct owner_reference {
   std::string api_version;
@@ -33,8 +37,8 @@ struct object_meta {
   std::string uid;
   std::string resource_version;
   std::int64_t generation = 0;
-  std::map<std::string, std::string> labels;
-  std::map<std::string, std::string> annotations;
+  string_map labels;
+  string_map annotations;
   std::vector<owner_reference> owner_references;
   std::vector<std::string> finalizers;
   std::optional<time_point> creation_timestamp;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "k8s/json/value.hpp"
+#include "k8s/model/boxed.hpp"
 #include "k8s/model/object_meta.hpp"
 #include "k8s/model/quantity.hpp"
 
@@ -14,7 +15,7 @@
 
 namespace kozmo::k8s {
 
-using resource_list = std::map<std::string, quantity>; // "cpu" → 500m, "nvidia.com/gpu" → 8
+using resource_list = flat_map<std::string, quantity>; // "cpu" → 500m, "nvidia.com/gpu" → 8
 
 struct object_field_selector {
   std::string api_version;
@@ -46,7 +47,7 @@ struct env_var_source {
 struct env_var {
   std::string name;
   std::string value;
-  std::optional<env_var_source> value_from;
+  boxed<env_var_source> value_from; // rare: kept out of line so that env vectors stay small
   friend bool operator==(const env_var&, const env_var&) = default;
 };
 
@@ -128,7 +129,7 @@ struct pod_spec {
   std::optional<std::int64_t> termination_grace_period_seconds;
   std::optional<std::int64_t> active_deadline_seconds;
   std::string dns_policy;
-  std::map<std::string, std::string> node_selector;
+  string_map node_selector;
   std::string service_account_name;
   std::string node_name;
   bool host_network = false;

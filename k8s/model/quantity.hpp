@@ -40,6 +40,13 @@ public:
   static quantity from_int(std::int64_t units, quantity_format f = quantity_format::decimal_si);
   static quantity from_milli(std::int64_t milli_units, quantity_format f = quantity_format::decimal_si);
   static quantity from_nanos(nano_count nanos, quantity_format f = quantity_format::decimal_si);
+  // from_nanos for a count known to be within range (no clamping): the decoders' fast path.
+  static quantity from_exact_nanos(nano_count nanos, quantity_format f) {
+    quantity q;
+    q.nanos_ = nanos;
+    q.format_ = f;
+    return q;
+  }
 
   // ceil(q), rounded away from zero like Kubernetes' Value(); saturates at the int64 range.
   std::int64_t value() const;

@@ -9,6 +9,7 @@
 
 #include "k8s/error.hpp"
 #include "k8s/json/value.hpp"
+#include "k8s/model/object_meta.hpp"
 
 #include <functional>
 #include <map>
@@ -52,10 +53,11 @@ public:
   static expected<label_requirement> make_requirement(std::string key, selector_operator op,
                                                       std::vector<std::string> values);
   // One equality requirement per entry (not validated, like SelectorFromValidatedSet).
-  static label_selector from_set(const std::map<std::string, std::string>& labels);
+  static label_selector from_set(const string_map& labels);
 
   // `labels` is a JSON object of string values (metadata.labels); null matches as empty.
   bool matches(const json::value& labels) const;
+  bool matches(const string_map& labels) const;
   bool matches(const std::map<std::string, std::string>& labels) const;
 
   // True when the selector does not restrict anything (not true for nothing()).

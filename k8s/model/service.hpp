@@ -26,7 +26,7 @@ struct service_port {
 
 struct service_spec {
   std::vector<service_port> ports;
-  std::map<std::string, std::string> selector;
+  string_map selector;
   std::string cluster_ip; // "None" for a headless service
   std::vector<std::string> cluster_ips;
   std::string type;       // "ClusterIP", "NodePort", "LoadBalancer", "ExternalName"

@@ -1,8 +1,12 @@
 #include "k8s/model/codec.hpp"
+#include "k8s/model/selector.hpp"
 #include "k8s/model/time.hpp"
 #include "k8s/model/watch.hpp"
 
 #include <catch2/catch.hpp>
+
+#include <map>
+#include <stdexcept>
 
 using namespace kozmo::k8s;
 namespace json = kozmo::json;
@@ -493,4 +497,34 @@ TEST_CASE("services, events, namespaces and pod templates decode as the server r
   REQUIRE(tpl.has_value());
   CHECK(tpl->metadata.labels.at("app") == "x");
   CHECK(tpl->spec.containers.at(0).resources.limits.at("nvidia.com/gpu").value() == 1);
+}
+
+TEST_CASE("label and resource maps read like std::map and convert to and from it") {
+  string_map labels{{"tier", "web"}, {"app", "demo"}};
+  labels["zone"] = "a";
+  labels.emplace("app", "ignored"); // present: unchanged, as std::map does
+  labels.insert_or_assign(std::string("tier"), std::string("api"));
+  CHECK(labels.size() == 3);
+  CHECK(labels.begin()->first == "app");
+  CHECK(labels.at("app") == "demo");
+  CHECK(labels.count("tier") == 1);
+  CHECK(labels.find(std::string_view("zone"))->second == "a");
+  CHECK(labels.find("missing") == labels.end());
+  CHECK_THROWS_AS(labels.at("missing"), std::out_of_range);
+  CHECK(labels.erase("zone") == 1);
+  CHECK_FALSE(labels.contains("zone"));
+
+  std::map<std::string, std::string> as_map = labels;
+  CHECK(as_map == std::map<std::string, std::string>{{"app", "demo"}, {"tier", "api"}});
+  string_map back = as_map;
+  CHECK(back == labels);
+  CHECK(label_selector::from_set(labels).to_string() == "app=demo,tier=api");
+
+  resource_list r{{"memory", quantity::parse("1Gi").value()}, {"cpu", quantity::from_milli(500)}};
+  r["nvidia.com/gpu"] = quantity::from_int(2);
+  std::vector<std::string> keys;
+  for (auto& [k, q] : r)
+    keys.push_back(k);
+  CHECK(keys == std::vector<std::string>{"cpu", "memory", "nvidia.com/gpu"});
+  CHECK(to_json(r).get_string("cpu") == "500m");
 }

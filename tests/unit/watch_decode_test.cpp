@@ -144,3 +144,51 @@ TEST_CASE("list responses decode with their resourceVersion and continue token")
   REQUIRE_FALSE(bad.has_value());
   CHECK(bad.err().message.starts_with("items[1].status.capacity[cpu]: quantity \"x\" is invalid"));
 }
+
+TEST_CASE("map keys come out in order whatever order the line gives them, the last repeat winning") {
+  auto ev = decode_watch_event<pod>(
+      R"({"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"p",
+          "labels":{"zeta":"1","alpha":"2","mid":"3","alpha":"4"}},
+          "spec":{"containers":[{"name":"c","resources":{"limits":{"nvidia.com/gpu":"2","memory":"32Gi","cpu":"8"}}}]}}})");
+  REQUIRE(ev.has_value());
+  auto& labels = ev->object.metadata.labels;
+  std::vector<std::string> keys;
+  for (auto& [k, v] : labels)
+    keys.push_back(k);
+  CHECK(keys == std::vector<std::string>{"alpha", "mid", "zeta"});
+  CHECK(labels.at("alpha") == "4");
+  auto& limits = ev->object.spec.containers.at(0).resources.limits;
+  REQUIRE(limits.size() == 3);
+  CHECK(limits.begin()->first == "cpu");
+  CHECK(limits.at("memory") == quantity::parse("32Gi").value());
+  CHECK(limits.at("nvidia.com/gpu").value() == 2);
+
+  // The same through the tree decoder.
+  auto tree = from_json<pod>(to_json(ev->object));
+  REQUIRE(tree.has_value());
+  CHECK(tree->metadata.labels == labels);
+
+  auto bad = decode_watch_event<pod>(
+      R"({"type":"ADDED","object":{"kind":"Pod","spec":{"containers":[{"resources":{"limits":{"memory":"1Gi","cpu":"lots"}}}]}}})");
+  REQUIRE_FALSE(bad.has_value());
+  CHECK(bad.err().message.starts_with("object.spec.containers[0].resources.limits[cpu]: quantity \"lots\" is invalid"));
+}
+
+TEST_CASE("an env var's valueFrom decodes when present and stays empty when absent or null") {
+  auto ev = decode_watch_event<pod>(
+      R"({"type":"ADDED","object":{"kind":"Pod","spec":{"containers":[{"name":"c","env":[
+          {"name":"A","value":"1"},
+          {"name":"B","valueFrom":{"fieldRef":{"apiVersion":"v1","fieldPath":"metadata.name"}}},
+          {"name":"C","valueFrom":null}]}]}}})");
+  REQUIRE(ev.has_value());
+  auto& env = ev->object.spec.containers.at(0).env;
+  REQUIRE(env.size() == 3);
+  CHECK_FALSE(env[0].value_from.has_value());
+  REQUIRE(env[1].value_from.has_value());
+  CHECK(env[1].value_from->field_ref->field_path == "metadata.name");
+  CHECK_FALSE(env[2].value_from);
+  auto copy = env; // copies are deep
+  copy[1].value_from->field_ref->field_path = "metadata.namespace";
+  CHECK(env[1].value_from->field_ref->field_path == "metadata.name");
+  CHECK(copy != env);
+}

@@ -3,7 +3,7 @@
 // (decode_fast.cpp, the watch hot path) and over json::value trees (decode_tree.cpp).
 //
 // A node N provides:
-//   node_kind kind();
+//   node_kind kind();  bool is_null();
 //   dstatus read(std::string&), read(std::int64_t&), read(std::int32_t&), read(bool&),
 //           read(json::value&), read_quantity(quantity&);       null leaves the target as is
 //   dstatus read_view(std::string_view&)  a string valid until the decode ends
@@ -11,6 +11,7 @@
 //   dstatus entries(F)   same, for maps: failures are reported as "[key]"
 //   dstatus elements(F)  F(N& child) -> dstatus                     (array items)
 //   std::size_t element_count()  items in an array (0 if unknown): a hint for reserving
+//   std::size_t member_count()   members of an object (0 if unknown): the same for maps
 // Unknown fields are ignored (the node skips them); null is "absent" everywhere, as in Go.
 #pragma once
 
@@ -30,6 +31,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <tuple>
 #include <utility>
 
@@ -108,7 +110,7 @@ template <class N> dstatus decode(N& n, time_point& out) {
 }
 
 template <class N, class T> dstatus decode(N& n, std::optional<T>& out) {
-  if (n.kind() == node_kind::null) {
+  if (n.is_null()) {
     out.reset();
     return {};
   }
@@ -135,6 +137,55 @@ template <class N, class T> dstatus decode(N& n, std::map<std::string, T>& out) 
       it->second = T{}; // a repeated key: the last one wins, as in Go
     return decode(v, it->second);
   });
+}
+
+template <class N, class T> dstatus decode(N& n, boxed<T>& out) {
+  if (n.is_null()) {
+    out.reset();
+    return {};
+  }
+  return decode(n, out.emplace());
+}
+
+// A map's keys are put in order before any entry is built, so that each entry is constructed
+// once, in place, at the end (no entry is moved to make room for another). Go sorts map keys
+// when it writes them, but hand-written JSON need not; a repeated key keeps its last value.
+template <class N, class T> dstatus decode(N& n, flat_map<std::string, T>& out) {
+  out.clear();
+  std::size_t count = n.member_count();
+  constexpr std::size_t on_stack = 16;
+  if (count == 0 || count > on_stack) // unknown or large: entry by entry
+    return n.entries([&](std::string_view key, N& v) -> dstatus { return decode(v, out.append_or_reset(key)); });
+  struct entry {
+    std::string_view key;
+    N node;
+  };
+  alignas(entry) unsigned char raw[on_stack * sizeof(entry)];
+  entry* entries = reinterpret_cast<entry*>(raw);
+  std::size_t size = 0;
+  bool sorted = true;
+  (void)n.entries([&](std::string_view key, N& v) -> dstatus {
+    if (size > 0 && !(entries[size - 1].key < key))
+      sorted = false;
+    std::construct_at(entries + size, entry{key, v});
+    ++size;
+    return {};
+  });
+  if (!sorted) {
+    // Insertion sort, stable: of equal keys the last stays last.
+    for (std::size_t i = 1; i < size; ++i) {
+      for (std::size_t j = i; j > 0 && entries[j].key < entries[j - 1].key; --j)
+        std::swap(entries[j], entries[j - 1]);
+    }
+  }
+  out.reserve(size);
+  for (std::size_t i = 0; i < size; ++i) {
+    if (i + 1 < size && entries[i].key == entries[i + 1].key)
+      continue; // a repeated key: the last one wins, as in Go
+    if (auto s = decode(entries[i].node, out.append_in_order(entries[i].key)); !s.ok()) [[unlikely]]
+      return std::move(s).in_key(entries[i].key);
+  }
+  return {};
 }
 
 // An object decoded member by member with decode_field(key, node, out).

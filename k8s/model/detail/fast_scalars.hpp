@@ -64,7 +64,8 @@ inline bool parse_quantity_fast(std::string_view s, quantity& out) {
   }
   default: return false;
   }
-  out = quantity::from_nanos(nanos, f);
+  // Far inside the quantity range (15 digits times 2^40 at most), so no clamping is needed.
+  out = quantity::from_exact_nanos(nanos, f);
   return true;
 }
 

@@ -54,16 +54,14 @@ public:
   std::uint64_t next_word() const { return tape_[at_ + 1]; }
 
   // The index of the value after this one.
-  std::uint32_t after() const {
+  // Called for every member and item: two compares instead of a jump table.
+  [[gnu::always_inline]] std::uint32_t after() const {
     std::uint64_t w = word();
-    switch (static_cast<char>(w >> 56)) {
-    case '{':
-    case '[': return static_cast<std::uint32_t>(w);
-    case 'l':
-    case 'u':
-    case 'd': return at_ + 2;
-    default: return at_ + 1;
-    }
+    auto t = static_cast<std::uint8_t>(w >> 56);
+    if ((t | 0x20) == '{') // '{' (0x7B) or '[' (0x5B)
+      return static_cast<std::uint32_t>(w);
+    // A number takes two words: 'l', 'u', 'd'.
+    return at_ + 1 + (t == 'l' || t == 'u' || t == 'd');
   }
 
   std::string_view string_at() const {
@@ -72,6 +70,8 @@ public:
     std::memcpy(&len, p, sizeof len);
     return {reinterpret_cast<const char*>(p + sizeof len), len};
   }
+
+  bool is_null() const { return type() == 'n'; }
 
   node_kind kind() const {
     switch (type()) {
@@ -96,19 +96,22 @@ public:
     return null_or_mismatch("a string");
   }
 
-  dstatus read(std::string& out) const {
+  [[gnu::always_inline]] dstatus read(std::string& out) const {
     if (type() != '"') [[unlikely]]
       return null_or_mismatch("a string");
-    std::string_view sv = string_at();
-    // Decoding fills fresh models. A short value is appended into the string's own buffer; a
-    // long one gets a buffer of exactly its size (appending would round it up to 30 bytes).
-    if (!out.empty())
+    assign_string(string_at(), out);
+    return {};
+  }
+
+  // Decoding fills fresh models. A short value is appended into the string's own buffer; a
+  // long one gets a buffer of exactly its size (appending would round it up to 30 bytes).
+  static void assign_string(std::string_view sv, std::string& out) {
+    if (!out.empty()) [[unlikely]]
       out.assign(sv.data(), sv.size());
     else if (sv.size() <= 15)
       out.append(sv.data(), sv.size());
     else
       out = std::string(sv);
-    return {};
   }
 
   dstatus read(std::int64_t& out) const {
@@ -156,6 +159,14 @@ public:
   // How many items an array holds (0 for anything else); a hint for reserving.
   std::size_t element_count() const {
     if (type() != '[')
+      return 0;
+    auto n = static_cast<std::uint32_t>(word() >> 32) & count_saturated;
+    return n == count_saturated ? 0 : n;
+  }
+
+  // How many members an object holds (0 for anything else); a hint for reserving.
+  std::size_t member_count() const {
+    if (type() != '{')
       return 0;
     auto n = static_cast<std::uint32_t>(word() >> 32) & count_saturated;
     return n == count_saturated ? 0 : n;

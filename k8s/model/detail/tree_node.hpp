@@ -12,6 +12,8 @@ class tree_node {
 public:
   explicit tree_node(const json::value& v) : v_(&v) {}
 
+  bool is_null() const { return v_->is_null(); }
+
   node_kind kind() const {
     switch (v_->type()) {
     case json::value::kind::null: return node_kind::null;
@@ -84,6 +86,7 @@ public:
   template <class F> dstatus entries(F&& f) const { return members(f, true); }
 
   std::size_t element_count() const { return v_->is_array() ? v_->as_array().size() : 0; }
+  std::size_t member_count() const { return v_->is_object() ? v_->as_object().size() : 0; }
 
   template <class F> dstatus elements(F&& f) const {
     if (v_->is_null())
@@ -103,8 +106,13 @@ public:
   // Shared with the tape node: "8Xi" → `quantity "8Xi" is invalid: ...`. The API server's
   // own forms ("500m", "32Gi") take the fast path; anything else the exact parser.
   static dstatus parse_quantity_text(std::string_view text, quantity& out) {
-    if (parse_quantity_fast(text, out))
+    if (parse_quantity_fast(text, out)) [[likely]]
       return {};
+    return parse_quantity_exact(text, out);
+  }
+
+private:
+  [[gnu::noinline]] static dstatus parse_quantity_exact(std::string_view text, quantity& out) {
     auto q = quantity::parse(text);
     if (!q)
       return dstatus::fail("quantity \"" + std::string(text) + "\" is invalid: " + q.err().message);
@@ -112,7 +120,6 @@ public:
     return {};
   }
 
-private:
   template <class F> dstatus members(F& f, bool as_map) const {
     if (v_->is_null())
       return {};
