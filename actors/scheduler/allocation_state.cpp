@@ -41,6 +41,13 @@ std::vector<cell_id> allocation_state::free_cells(std::string_view chain, int le
   return out;
 }
 
+int allocation_state::free_count(std::string_view chain, int level) const {
+  auto c = free_lists_.find(chain);
+  if (c == free_lists_.end()) return 0;
+  auto l = c->second.find(level);
+  return l == c->second.end() ? 0 : static_cast<int>(l->second.size());
+}
+
 status allocation_state::take(const std::vector<cell_id>& leaves, std::string_view group) {
   if (group.empty()) return error::bad_request("cannot take cells for an unnamed group");
   std::set<cell_id> seen;

@@ -41,6 +41,18 @@ public:
 
   // Maximal free cells of `level` in `chain`, tree order (see note 1).
   std::vector<cell_id> free_cells(std::string_view chain, int level) const;
+  // How many cells free_cells would return, without building the list.
+  int free_count(std::string_view chain, int level) const;
+  // Calls fn on free_cells(chain, level) in order until fn returns false (no list built).
+  template <class Fn>
+  void visit_free(std::string_view chain, int level, Fn&& fn) const {
+    auto c = free_lists_.find(chain);
+    if (c == free_lists_.end()) return;
+    auto l = c->second.find(level);
+    if (l == c->second.end()) return;
+    for (int r : l->second)
+      if (!fn(by_rank_[r])) return;
+  }
   // Position of a cell in a preorder walk of the forest: the "tree order" of notes and tests.
   int tree_rank(cell_id id) const { return rank_.at(id); }
 

@@ -1,0 +1,374 @@
+// GPU ownership, health and virtual-cell bindings; the rules are in cluster_state.hpp.
+#include "actors/scheduler/cluster_state.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <tuple>
+
+namespace kozmo::scheduler {
+namespace {
+
+void leaves_under(const cell_tree& tree, cell_id id, std::vector<cell_id>& out) {
+  const cell& c = tree.at(id);
+  if (c.children.empty()) {
+    out.push_back(id);
+    return;
+  }
+  for (cell_id child : c.children) leaves_under(tree, child, out);
+}
+
+void cells_at_level(const cell_tree& tree, cell_id id, int level, std::vector<cell_id>& out) {
+  const cell& c = tree.at(id);
+  if (c.level == level) {
+    out.push_back(id);
+    return;
+  }
+  if (c.level < level) return;
+  for (cell_id child : c.children) cells_at_level(tree, child, level, out);
+}
+
+std::string binding_name(int index) { return "vc/" + std::to_string(index); }
+
+// The chain's types by level: types[level] for level 1..top.
+std::vector<cell_type_info> chain_types(const cell_tree& tree, const std::string& chain) {
+  std::vector<cell_type_info> out;
+  auto info = tree.type_info(chain);
+  if (!info) return out;
+  out.resize(info->level + 1);
+  while (info) {
+    out[info->level] = *info;
+    if (info->is_leaf) break;
+    info = tree.type_info(info->child_type);
+  }
+  return out;
+}
+
+// Top-down carving (virtual_clusters.hpp note 3): can `demand[level]` cells be cut from
+// `counts[level]` free cells per level, splitting bigger cells as needed?
+bool carve(const std::vector<cell_type_info>& types, const std::vector<int>& counts,
+           const std::vector<int>& demand) {
+  std::int64_t avail = 0;
+  for (int level = static_cast<int>(types.size()) - 1; level >= 1; --level) {
+    avail += counts[level];
+    if (demand[level] > avail) return false;
+    avail -= demand[level];
+    if (level > 1) avail = std::min<std::int64_t>(avail * types[level].child_number, INT32_MAX);
+  }
+  return true;
+}
+
+} // namespace
+
+cluster_state::cluster_state(const cluster_model& model)
+    : owner(model.tree.size(), -1), reserver(model.tree.size(), -1), bindings(model.tree),
+      model_(&model), used_(model.tree.size(), 0), bad_(model.tree.size(), 0),
+      bound_at_(model.tree.size(), -1), avail_(model.tree.size(), 0),
+      fit_vc_(model.tree.size(), 0), fit_top_(model.tree.size(), 0) {
+  const cell_tree& tree = model.tree;
+  for (cell_id id = 0; id < tree.size(); ++id) avail_[id] = tree.at(id).leaf_count;
+  for (cell_id top : tree.top_cells()) {
+    fit_top_[top] = fit_measure(top);
+    top_index_[tree.at(top).leaf_type].insert({fit_top_[top], bindings.tree_rank(top), top});
+  }
+  for (const auto& chain : tree.chains()) {
+    chain_types_[chain] = chain_types(tree, chain);
+    demand_[chain].assign(chain_types_[chain].size(), 0);
+  }
+  vc_cells_of.resize(model.vcs.size());
+  vc_index_.resize(model.vcs.size());
+  std::vector<cell_id> pinned_used;
+  for (std::size_t v = 0; v < model.vcs.size(); ++v) {
+    const auto& vc = model.vcs[v];
+    for (const auto& q : vc.cells) {
+      auto info = tree.type_info(q.cell_type);
+      int leaves = 1;
+      for (auto t = info; t && !t->is_leaf; t = tree.type_info(t->child_type)) leaves *= t->child_number;
+      for (int i = 0; i < q.count; ++i) {
+        vc_cell c;
+        c.vc = static_cast<int>(v);
+        c.qualified_type = q.qualified_type;
+        c.chain = q.chain;
+        c.type = q.cell_type;
+        c.level = q.level;
+        c.leaf_count = leaves;
+        c.leaf_type = info ? info->leaf_type : std::string();
+        vc_cells_of[v].push_back(static_cast<int>(vc_cells.size()));
+        ++demand_[c.chain][c.level];
+        unbound_[{c.vc, c.chain, c.level}].insert(static_cast<int>(vc_cells.size()));
+        vc_cells.push_back(std::move(c));
+      }
+    }
+    for (std::size_t i = 0; i < vc.pinned_cells.size(); ++i) {
+      const cell& p = tree.at(vc.pinned_cells[i]);
+      vc_cell c;
+      c.vc = static_cast<int>(v);
+      c.qualified_type = vc.pinned_ids[i];
+      c.chain = p.chain;
+      c.type = p.type;
+      c.level = p.level;
+      c.leaf_count = p.leaf_count;
+      c.leaf_type = p.leaf_type;
+      c.pinned = true;
+      const int index = static_cast<int>(vc_cells.size());
+      vc_cells_of[v].push_back(index);
+      ++demand_[c.chain][c.level];
+      vc_cells.push_back(std::move(c));
+      bind(index, vc.pinned_cells[i]);
+      pinned_used.push_back(vc.pinned_cells[i]);
+    }
+  }
+  // A pinned cell no VC names is still off limits for virtual cells (the configuration check
+  // counted it out); opportunistic pods may use its GPUs.
+  for (cell_id id = 0; id < tree.size(); ++id) {
+    if (tree.at(id).pinned_id.empty()) continue;
+    if (std::find(pinned_used.begin(), pinned_used.end(), id) != pinned_used.end()) continue;
+    std::vector<cell_id> leaves;
+    leaves_under(tree, id, leaves);
+    (void)bindings.take(leaves, "pinned/" + tree.at(id).pinned_id);
+  }
+}
+
+void cluster_state::set_owner(cell_id leaf, int group) {
+  const bool was = leaf_avail(leaf);
+  const int delta = (group >= 0 ? 1 : 0) - (owner[leaf] >= 0 ? 1 : 0);
+  owner[leaf] = group;
+  if (delta != 0)
+    for (cell_id up = leaf; up != no_cell; up = tree().at(up).parent) used_[up] += delta;
+  leaf_changed(leaf, was);
+}
+
+void cluster_state::set_reserver(cell_id leaf, int group) {
+  const bool was = leaf_avail(leaf);
+  reserver[leaf] = group;
+  leaf_changed(leaf, was);
+}
+
+// Keeps avail_ and the best-fit indexes in step with one leaf's availability.
+void cluster_state::leaf_changed(cell_id leaf, bool was_avail) {
+  const int delta = (leaf_avail(leaf) ? 1 : 0) - (was_avail ? 1 : 0);
+  if (delta == 0) return;
+  const cell_tree& t = tree();
+  for (cell_id up = leaf; up != no_cell; up = t.at(up).parent) {
+    avail_[up] += delta;
+    if ((bound_at_[up] >= 0 || t.at(up).parent == no_cell) && (dirty_.empty() || dirty_.back() != up))
+      dirty_.push_back(up);
+  }
+}
+
+void cluster_state::flush_index() const {
+  if (dirty_.empty()) return;
+  const cell_tree& t = tree();
+  std::sort(dirty_.begin(), dirty_.end());
+  dirty_.erase(std::unique(dirty_.begin(), dirty_.end()), dirty_.end());
+  for (cell_id up : dirty_) {
+    if (const int b = bound_at_[up]; b >= 0 && !vc_cells[b].pinned) reindex(vc_index_[vc_cells[b].vc], fit_vc_, up);
+    if (t.at(up).parent == no_cell) reindex(top_index_[t.at(up).leaf_type], fit_top_, up);
+  }
+  dirty_.clear();
+}
+
+int cluster_state::fit_measure(cell_id id) const {
+  const cell& c = tree().at(id);
+  if (c.is_node_level || !c.node.empty()) return avail_[id];
+  int best = 0;
+  for (cell_id child : c.children) best = std::max(best, fit_measure(child));
+  return best;
+}
+
+void cluster_state::reindex(std::set<fit_key>& index, std::vector<int>& keys, cell_id id) const {
+  const int rank = bindings.tree_rank(id);
+  const int now = fit_measure(id);
+  if (now == keys[id]) return;
+  index.erase({keys[id], rank, id});
+  keys[id] = now;
+  index.insert({now, rank, id});
+}
+
+cell_id cluster_state::node_cell_of(cell_id id) const {
+  for (cell_id up = id; up != no_cell; up = tree().at(up).parent)
+    if (tree().at(up).is_node_level) return up;
+  return no_cell;
+}
+
+bool cluster_state::node_healthy(const std::string& node) const {
+  return !health_reported_ || healthy_nodes_.count(node) > 0;
+}
+
+void cluster_state::set_health(const std::string& node, bool healthy) {
+  const cell_tree& t = tree();
+  auto mark = [&](const std::string& name, bool bad) {
+    for (cell_id leaf : t.leaf_cells_of(name)) {
+      if ((bad_[leaf] > 0) == bad) continue;
+      const bool was = leaf_avail(leaf);
+      const int delta = bad ? 1 : -1;
+      bad_total_ += delta;
+      for (cell_id up = leaf; up != no_cell; up = t.at(up).parent) bad_[up] += delta;
+      leaf_changed(leaf, was);
+    }
+  };
+  if (!health_reported_) {
+    // First report: every node not reported yet stops counting as healthy.
+    health_reported_ = true;
+    for (const auto& n : t.nodes())
+      if (n.node != node) mark(n.node, true);
+  }
+  if (healthy)
+    healthy_nodes_.insert(node);
+  else
+    healthy_nodes_.erase(node);
+  mark(node, !healthy);
+  refresh_doomed();
+}
+
+int cluster_state::vc_cell_containing(cell_id id) const {
+  for (cell_id up = id; up != no_cell; up = tree().at(up).parent)
+    if (bound_at_[up] >= 0) return bound_at_[up];
+  return -1;
+}
+
+const std::vector<int>& cluster_state::unbound_demand(const std::string& chain) const {
+  static const std::vector<int> none;
+  auto it = demand_.find(chain);
+  return it == demand_.end() ? none : it->second;
+}
+
+bool cluster_state::feasible_after(const vc_cell& c, int free_level) const {
+  auto types_it = chain_types_.find(c.chain);
+  if (types_it == chain_types_.end() || types_it->second.empty()) return false;
+  const auto& types = types_it->second;
+  auto demand = unbound_demand(c.chain);
+  if (c.bound == no_cell) --demand[c.level];
+  std::vector<int> counts(types.size(), 0);
+  for (int level = 1; level < static_cast<int>(types.size()); ++level)
+    counts[level] = bindings.free_count(c.chain, level);
+  --counts[free_level];
+  for (int level = c.level; level < free_level; ++level) counts[level] += types[level + 1].child_number - 1;
+  return carve(types, counts, demand);
+}
+
+std::optional<cell_id> cluster_state::prospect(const vc_cell& c, bool for_doom) const {
+  const cell_tree& t = tree();
+  auto types = chain_types_.find(c.chain);
+  if (types == chain_types_.end()) return std::nullopt;
+  const int top_level = static_cast<int>(types->second.size()) - 1;
+  std::optional<std::tuple<bool, bool, int, int, int>> best_key;
+  cell_id best = no_cell;
+  std::vector<cell_id> inside;
+  bool done = false;
+  for (int level = c.level; level <= top_level && !done; ++level) {
+    // Feasibility depends only on the level split, so one check serves the whole level.
+    if (!feasible_after(c, level)) continue;
+    int looked_after_found = 0;
+    bindings.visit_free(c.chain, level, [&](cell_id free_cell) {
+      // Bounded search: once a candidate exists, look at a few more free cells, not all.
+      if (best_key && ++looked_after_found > 256) return false;
+      inside.clear();
+      cells_at_level(t, free_cell, c.level, inside);
+      for (cell_id d : inside) {
+        if (for_doom && bad_[d] == 0) continue;
+        const auto key = std::make_tuple(for_doom ? false : bad_[d] > 0, used_[d] > 0, level,
+                                         for_doom ? -bad_[d] : used_[d], tree_rank(d));
+        if (best_key && *best_key <= key) continue;
+        best_key = key;
+        best = d;
+        // Healthy and unused at the smallest level, first in tree order: nothing beats it.
+        if (!for_doom && !std::get<0>(key) && !std::get<1>(key)) {
+          done = true;
+          return false;
+        }
+      }
+      return true;
+    });
+  }
+  if (best == no_cell) return std::nullopt;
+  return best;
+}
+
+void cluster_state::bind(int index, cell_id physical) {
+  vc_cell& c = vc_cells[index];
+  std::vector<cell_id> leaves;
+  leaves_under(tree(), physical, leaves);
+  (void)bindings.take(leaves, binding_name(index));
+  c.bound = physical;
+  bound_at_[physical] = index;
+  --demand_[c.chain][c.level];
+  if (c.pinned) return;
+  flush_index();
+  fit_vc_[physical] = fit_measure(physical);
+  vc_index_[c.vc].insert({fit_vc_[physical], tree_rank(physical), physical});
+  unbound_[{c.vc, c.chain, c.level}].erase(index);
+}
+
+void cluster_state::unbind(int index) {
+  vc_cell& c = vc_cells[index];
+  if (c.pinned || c.bound == no_cell) return;
+  bindings.release(binding_name(index));
+  flush_index();
+  vc_index_[c.vc].erase({fit_vc_[c.bound], tree_rank(c.bound), c.bound});
+  ++demand_[c.chain][c.level];
+  unbound_[{c.vc, c.chain, c.level}].insert(index);
+  bound_at_[c.bound] = -1;
+  c.bound = no_cell;
+  c.doomed = false;
+}
+
+void cluster_state::release_use(int index, int leaves) {
+  vc_cell& c = vc_cells[index];
+  c.used -= leaves;
+  if (c.used > 0 || c.pinned || c.doomed) return;
+  unbind(index);
+  if (bad_total_ > 0) refresh_doomed();
+}
+
+void cluster_state::refresh_doomed() {
+  for (std::size_t i = 0; i < vc_cells.size(); ++i)
+    if (vc_cells[i].doomed && vc_cells[i].used == 0) unbind(static_cast<int>(i));
+  if (bad_total_ == 0) return;
+  const cell_tree& t = tree();
+  std::vector<std::string> chains;
+  for (const auto& c : vc_cells)
+    if (std::find(chains.begin(), chains.end(), c.chain) == chains.end()) chains.push_back(c.chain);
+  for (const auto& chain : chains) {
+    const auto types = chain_types(t, chain);
+    for (;;) {
+      // Maximal unbound healthy cells per level.
+      std::vector<int> counts(types.size(), 0);
+      auto whole = [&](cell_id id) { return bindings.is_free(id) && bad_[id] == 0; };
+      for (cell_id id = 0; id < t.size(); ++id) {
+        const cell& c = t.at(id);
+        if (c.chain != chain || !whole(id)) continue;
+        if (c.parent == no_cell || !whole(c.parent)) ++counts[c.level];
+      }
+      const auto demand = unbound_demand(chain);
+      int short_level = 0;
+      std::int64_t avail = 0;
+      for (int level = static_cast<int>(types.size()) - 1; level >= 1 && !short_level; --level) {
+        avail += counts[level];
+        if (demand[level] > avail) short_level = level;
+        avail -= demand[level];
+        if (level > 1) avail = std::min<std::int64_t>(avail * types[level].child_number, INT32_MAX);
+      }
+      if (!short_level) break;
+      // Doom an unbound cell of the short level: the VC with the most unbound cells there.
+      int pick = -1, pick_unbound = 0;
+      std::vector<int> unbound_by_vc(vc_cells_of.size(), 0);
+      for (const auto& c : vc_cells)
+        if (c.bound == no_cell && c.chain == chain && c.level == short_level) ++unbound_by_vc[c.vc];
+      for (std::size_t i = 0; i < vc_cells.size(); ++i) {
+        const auto& c = vc_cells[i];
+        if (c.bound != no_cell || c.chain != chain || c.level != short_level) continue;
+        if (pick < 0 || unbound_by_vc[c.vc] > pick_unbound) {
+          pick = static_cast<int>(i);
+          pick_unbound = unbound_by_vc[c.vc];
+        }
+      }
+      if (pick < 0) break;
+      auto target = prospect(vc_cells[pick], true);
+      if (!target) break;
+      bind(pick, *target);
+      vc_cells[pick].doomed = true;
+    }
+  }
+}
+
+} // namespace kozmo::scheduler

@@ -1,0 +1,158 @@
+// The scheduler core's mutable view of the cluster, below the facade (scheduler_core.hpp):
+// who holds each GPU, which GPUs are bad, and which physical cell stands for each virtual
+// cell of each virtual cluster (VC). Internal to the core; the actors use scheduler_core.
+//
+// Virtual cells (HiveD's model, simplified where the outcome is the same):
+//  1. A VC's quota is a list of virtual cells: `cellNumber` cells of each `virtualCells` entry
+//     plus one per pinned cell. A virtual cell is bound LAZILY to a physical cell of the same
+//     chain and level the first time a guaranteed group of the VC needs it, and unbound when
+//     no guaranteed group of the VC uses it any more (pinned cells stay bound to their cell).
+//     Inside a bound cell the VC's pods use the physical GPUs directly: virtual and physical
+//     cells have the same shape, so a virtual buddy placement and its physical image agree.
+//  2. Binding is buddy allocation over the cells no virtual cell holds (`bindings`, an
+//     allocation_state whose "groups" are virtual cells): the smallest maximal unbound cell
+//     that contains a cell of the wanted level, preferring healthy cells and cells no pod
+//     uses, and never a choice after which the other VCs' unbound cells could not all be
+//     carved any more (the same carving the configuration check does).
+//  3. Doomed cells: when the healthy unbound capacity of a chain is below what the VCs' unbound
+//     virtual cells need, some of those virtual cells are bound to bad physical cells
+//     ("doomed", shown Bad) so the VC sees that its quota is really smaller; they are unbound
+//     again when healthy capacity returns (refresh_doomed after every health change).
+#pragma once
+
+#include "actors/scheduler/allocation_state.hpp"
+#include "actors/scheduler/virtual_clusters.hpp"
+
+#include <map>
+#include <optional>
+#include <tuple>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace kozmo::scheduler {
+
+struct vc_cell {
+  int vc = 0;                  // index into model.vcs
+  std::string qualified_type;  // as written in the config (or the pinnedCellId)
+  std::string chain;
+  std::string type;
+  int level = 1;
+  int leaf_count = 0;
+  std::string leaf_type;
+  bool pinned = false;
+  cell_id bound = no_cell;     // the physical cell it stands for now
+  bool doomed = false;         // bound to bad hardware because healthy capacity ran out (note 3)
+  int used = 0;                // GPUs held inside it by the VC's guaranteed groups
+};
+
+class cluster_state {
+public:
+  explicit cluster_state(const cluster_model& model);
+
+  const cluster_model& model() const { return *model_; }
+  const cell_tree& tree() const { return model_->tree; }
+
+  // --- physical GPUs -------------------------------------------------------------------
+  // Group id using a leaf (-1: free) and the group reserving it for a preemption (-1: none).
+  // Read freely; change only through set_owner / set_reserver (they keep the counts below).
+  std::vector<int> owner;
+  std::vector<int> reserver;
+  int used_leaves(cell_id id) const { return used_[id]; }
+  // Leaves under a cell that are free, unreserved and healthy.
+  int avail_leaves(cell_id id) const { return avail_[id]; }
+  void set_owner(cell_id leaf, int group);    // -1 frees
+  void set_reserver(cell_id leaf, int group); // -1 clears
+  int tree_rank(cell_id id) const { return bindings.tree_rank(id); }
+  cell_id node_cell_of(cell_id id) const;
+
+  // --- health ----------------------------------------------------------------------------
+  // Health rule: until the first set_health call every configured node is healthy; after it
+  // a node is healthy only when its last report said so (see scheduler_core.hpp).
+  void set_health(const std::string& node, bool healthy);
+  bool is_bad_leaf(cell_id leaf) const { return bad_[leaf] > 0; }
+  int bad_leaves(cell_id id) const { return bad_[id]; }
+  bool node_healthy(const std::string& node) const;
+  // Re-dooms after a health change or an unbind (note 3). Cheap when nothing is bad.
+  void refresh_doomed();
+
+  // --- virtual cells ---------------------------------------------------------------------
+  std::vector<vc_cell> vc_cells;
+  std::vector<std::vector<int>> vc_cells_of; // per VC: indices into vc_cells
+  // Physical cell -> virtual cell bound exactly there (-1 none).
+  int vc_cell_at(cell_id id) const { return bound_at_[id]; }
+  // The bound virtual cell containing a physical cell (-1 none).
+  int vc_cell_containing(cell_id id) const;
+  // The physical cell an unbound virtual cell would be bound to now (note 2); nullopt when
+  // none fits. `for_doom`: prefer bad cells instead (note 3).
+  std::optional<cell_id> prospect(const vc_cell& c, bool for_doom = false) const;
+  void bind(int vc_cell_index, cell_id physical);
+  // Best-fit indexes for the hot path: bound ordinary cells of a VC, and top-level cells of a
+  // leaf type, by the most available leaves on one node inside them (what decides whether a
+  // pod fits), ascending, then tree order; fn(cell) returns false to stop.
+  template <class Fn>
+  void visit_bound_fitting(int vc, int need, Fn&& fn) const {
+    flush_index();
+    const auto& index = vc_index_[vc];
+    for (auto it = index.lower_bound({need, -1, no_cell}); it != index.end(); ++it)
+      if (!fn(std::get<2>(*it))) return;
+  }
+  // Unbound ordinary virtual cells of a VC, one call per (chain, level) with its first index.
+  template <class Fn>
+  void visit_unbound_kinds(int vc, Fn&& fn) const {
+    for (auto it = unbound_.lower_bound({vc, std::string(), 0}); it != unbound_.end(); ++it) {
+      if (std::get<0>(it->first) != vc) return;
+      if (!it->second.empty()) fn(*it->second.begin());
+    }
+  }
+  // The first unbound ordinary cell of a VC with this chain and level; -1 if none.
+  int first_unbound(int vc, const std::string& chain, int level) const {
+    auto it = unbound_.find({vc, chain, level});
+    return it == unbound_.end() || it->second.empty() ? -1 : *it->second.begin();
+  }
+  template <class Fn>
+  void visit_tops_fitting(const std::string& leaf_type, int need, Fn&& fn) const {
+    flush_index();
+    for (const auto& [type, index] : top_index_) {
+      if (!leaf_type.empty() && type != leaf_type) continue;
+      for (auto it = index.lower_bound({need, -1, no_cell}); it != index.end(); ++it)
+        if (!fn(std::get<2>(*it))) break;
+    }
+  }
+  void unbind(int vc_cell_index);
+  // Called when a VC's guaranteed group stops using a virtual cell's GPUs.
+  void release_use(int vc_cell_index, int leaves);
+
+  allocation_state bindings; // leaves covered by bound virtual cells, "group" = "vc/<index>"
+
+private:
+  bool feasible_after(const vc_cell& c, int free_level) const;
+  const std::vector<int>& unbound_demand(const std::string& chain) const; // by level
+  void leaf_changed(cell_id leaf, bool was_avail);
+  int fit_measure(cell_id id) const;
+  bool leaf_avail(cell_id leaf) const { return owner[leaf] < 0 && reserver[leaf] < 0 && bad_[leaf] == 0; }
+  using fit_key = std::tuple<int, int, cell_id>; // avail, tree rank, cell
+  void reindex(std::set<fit_key>& index, std::vector<int>& keys, cell_id id) const;
+  // The indexes are brought up to date lazily, on the next visit: a gang changes many GPUs
+  // of the same cells, and each cell is re-keyed once instead of once per GPU.
+  void flush_index() const;
+
+  const cluster_model* model_;
+  std::vector<int> used_;
+  std::vector<int> bad_;
+  std::vector<int> bound_at_;
+  std::vector<int> avail_;
+  // The key a cell is indexed under in vc_index_ / top_index_ (fit_measure when last indexed).
+  mutable std::vector<int> fit_vc_, fit_top_;
+  mutable std::vector<std::set<fit_key>> vc_index_;            // per VC: (avail, rank, bound cell)
+  mutable std::map<std::string, std::set<fit_key>> top_index_; // per leaf type: top-level cells
+  mutable std::vector<cell_id> dirty_;                         // cells whose index key may be stale
+  std::map<std::string, std::vector<cell_type_info>, std::less<>> chain_types_;
+  std::map<std::string, std::vector<int>, std::less<>> demand_; // chain -> unbound cells by level
+  std::map<std::tuple<int, std::string, int>, std::set<int>> unbound_; // (vc, chain, level)
+  std::set<std::string, std::less<>> healthy_nodes_; // nodes whose last report was healthy
+  bool health_reported_ = false;
+  int bad_total_ = 0;
+};
+
+} // namespace kozmo::scheduler

@@ -1,0 +1,51 @@
+// Choosing one pod's GPUs inside a set of candidate cells, with a cost per GPU: the buddy and
+// relaxed rules of buddy_allocator.hpp, generalised to the facade's needs (virtual-cluster
+// cells as search roots, bad GPUs, GPUs that can be had by preempting their user).
+//
+// Rules (same order of preference as buddy_allocator.hpp, notes 2 and 3):
+//  1. cost(leaf): -1 unusable, 0 free, >= 1 preemptible (higher = a more valuable victim).
+//     A pass with max_cost 0 uses free leaves only; any other pass also preemptible ones.
+//  2. Buddy: the smallest cell at or below node level whose leaves are all usable and that
+//     holds the pod; keys, in order: GPUs to preempt, the cell's summed cost, cell size, (opportunistic only) whether
+//     it overlaps a VC's bound cell, size of the largest all-usable cell around it inside its
+//     root (cut from the smallest free piece), closeness to the gang's GPUs, fewest free GPUs
+//     on its node, an already bound root before a new binding, tree order.
+//  3. Relaxed (no buddy cell anywhere): the node-level cell with the fewest usable GPUs that
+//     still holds the pod; inside it whole usable pieces smallest first.
+#pragma once
+
+#include "actors/scheduler/cluster_state.hpp"
+
+#include <functional>
+#include <optional>
+#include <vector>
+
+namespace kozmo::scheduler {
+
+struct choice_root {
+  cell_id cell = no_cell;
+  bool new_binding = false;  // choosing here binds a virtual cell first
+};
+
+struct leaf_pick {
+  int root = -1;                 // index into the roots
+  std::vector<cell_id> leaves;   // tree order
+  int preempted = 0;             // preemptible leaves among them
+  bool relaxed = false;
+};
+
+struct pick_request {
+  int leaf_count = 1;
+  int max_cost = 0;
+  bool avoid_vc_cells = false;   // opportunistic pods keep out of VCs' bound cells when they can
+  // cost(leaf) == 0 implies the leaf is free, unreserved and healthy (cluster_state's avail):
+  // cells with no available leaf are skipped without asking cost for each leaf.
+  bool cost_implies_avail = false;
+  std::function<int(cell_id)> cost;
+  const std::vector<cell_id>* near = nullptr;
+};
+
+std::optional<leaf_pick> pick_leaves(const cluster_state& state, const std::vector<choice_root>& roots,
+                                     const pick_request& request);
+
+} // namespace kozmo::scheduler

@@ -1,0 +1,307 @@
+// The facade: pods and affinity groups, their decisions, and the calls the actors make. The
+// placement rules live in scheduler_core_place.cpp, bind-info and inspect in
+// scheduler_core_io.cpp, cluster-wide bookkeeping in cluster_state.cpp.
+#include "actors/scheduler/scheduler_core.hpp"
+
+#include "actors/scheduler/scheduler_core_impl.hpp"
+
+#include <algorithm>
+#include <tuple>
+
+namespace kozmo::scheduler {
+
+using detail::group_entry;
+using detail::group_state;
+using detail::pod_entry;
+using detail::slot;
+
+struct scheduler_core::impl : detail::core_impl {
+  using core_impl::core_impl;
+
+  void drop_group_if_empty(const std::string& name) {
+    auto it = groups.find(name);
+    if (it == groups.end() || !it->second.pods.empty()) return;
+    release_group(it->second);
+    by_id.erase(it->second.id);
+    waiting.erase(it->second.name);
+    groups.erase(it);
+  }
+
+  status validate(const pod_scheduling_spec& spec) const {
+    if (spec.leaf_cell_number <= 0) return error::bad_request("leafCellNumber must be at least 1");
+    if (spec.priority < -1 || spec.priority > 1000)
+      return error::bad_request("priority must be -1 (opportunistic) or 0..1000, got " +
+                                std::to_string(spec.priority));
+    if (!spec.leaf_cell_type.empty()) {
+      auto info = model.tree.type_info(spec.leaf_cell_type);
+      if (!info || !info->is_leaf)
+        return error::bad_request("leafCellType '" + spec.leaf_cell_type +
+                                  "' is not a leaf cell type of the cluster");
+    }
+    if (physical_mode()) {
+      if (!spec.pinned_cell_id.empty() && !model.tree.find_pinned(spec.pinned_cell_id))
+        return error::bad_request("pinnedCellId '" + spec.pinned_cell_id + "' does not exist");
+      return ok;
+    }
+    auto vc = std::find_if(model.vcs.begin(), model.vcs.end(),
+                           [&](const virtual_cluster& v) { return v.name == spec.virtual_cluster; });
+    if (vc == model.vcs.end())
+      return error::bad_request("virtualCluster '" + spec.virtual_cluster + "' does not exist");
+    if (!spec.pinned_cell_id.empty() &&
+        std::find(vc->pinned_ids.begin(), vc->pinned_ids.end(), spec.pinned_cell_id) == vc->pinned_ids.end())
+      return error::bad_request("pinnedCellId '" + spec.pinned_cell_id +
+                                "' is not a pinned cell of virtualCluster '" + vc->name + "'");
+    if (!spec.leaf_cell_type.empty()) {
+      const auto v = static_cast<std::size_t>(vc - model.vcs.begin());
+      bool found = false;
+      for (int index : state.vc_cells_of[v]) found = found || state.vc_cells[index].leaf_type == spec.leaf_cell_type;
+      if (!found)
+        return error::bad_request("virtualCluster '" + vc->name + "' has no " + spec.leaf_cell_type + " cells");
+    }
+    return ok;
+  }
+
+  pod_decision make(decision_kind kind, const pod_entry& p, const group_entry& g, std::string reason) const {
+    pod_decision d;
+    d.kind = kind;
+    d.pod = p.view.ref;
+    d.group = g.name;
+    d.reason = std::move(reason);
+    return d;
+  }
+
+  pod_decision bind_decision(pod_entry& p, group_entry& g, slot& s) {
+    s.pod_uid = p.view.ref.uid;
+    p.decided = true;
+    p.last_reason.clear();
+    pod_decision d = make(decision_kind::bind, p, g, {});
+    d.node = s.place.node;
+    d.leaf_type = s.place.leaf_type;
+    d.leaf_indices = s.place.leaf_indices;
+    d.annotations[bind_info_annotation] = bind_info(g, s);
+    d.annotations[leaf_cell_isolation_annotation] = detail::join_indices(s.place.leaf_indices);
+    return d;
+  }
+
+  slot* free_slot(group_entry& g, int leaf_cell_number) {
+    for (auto& s : g.slots)
+      if (s.pod_uid.empty() && g.spec.members[s.member].leaf_cell_number == leaf_cell_number) return &s;
+    return nullptr;
+  }
+
+  // Live pods of the groups `g` preempts.
+  std::vector<pod_ref> victim_pods(const group_entry& g) const {
+    std::vector<pod_ref> out;
+    for (int v : g.victims) {
+      auto it = by_id.find(v);
+      if (it == by_id.end()) continue;
+      for (const auto& uid : it->second->pods)
+        if (auto p = pods.find(uid); p != pods.end()) out.push_back(p->second.view.ref);
+    }
+    return out;
+  }
+
+  // The decision for one waiting pod of a group that has been through placement. `quiet`:
+  // nothing when the pod's last reason is unchanged.
+  std::optional<pod_decision> pod_outcome(pod_entry& p, group_entry& g, const std::string& reason, bool quiet) {
+    auto say = [&](decision_kind kind, std::string why) -> std::optional<pod_decision> {
+      std::string key = why;
+      pod_decision d = make(kind, p, g, std::move(why));
+      if (kind == decision_kind::preempt) {
+        d.victims = victim_pods(g);
+        for (const auto& v : d.victims) key += "|" + v.uid;
+      }
+      if (quiet && key == p.last_reason) return std::nullopt;
+      p.last_reason = key;
+      return d;
+    };
+    switch (g.state) {
+    case group_state::allocated: {
+      if (slot* s = free_slot(g, p.view.spec.leaf_cell_number)) return bind_decision(p, g, *s);
+      return say(decision_kind::wait, "every pod of " + std::to_string(p.view.spec.leaf_cell_number) +
+                                          " GPUs in affinity group '" + g.name + "' is already placed");
+    }
+    case group_state::preempting: {
+      int gpus = 0;
+      std::set<std::string> nodes;
+      for (const auto& s : g.slots) {
+        gpus += static_cast<int>(s.place.leaves.size());
+        nodes.insert(s.place.node);
+      }
+      std::string where;
+      for (const auto& n : nodes) where += (where.empty() ? "" : ", ") + n;
+      if (g.reserving)
+        return say(decision_kind::wait, "the gang '" + g.name + "' waited past its turn and reserves " +
+                                            std::to_string(gpus) + " GPUs on " + where +
+                                            "; it binds as soon as the pods running there finish");
+      auto victims = victim_pods(g);
+      return say(decision_kind::preempt, "preempting " + std::to_string(victims.size()) +
+                                             " lower-priority pod(s) to free " + std::to_string(gpus) +
+                                             " GPUs on " + where + " for the gang '" + g.name + "'");
+    }
+    case group_state::pending:
+      return say(decision_kind::wait, reason);
+    }
+    return std::nullopt;
+  }
+
+  // Moves a group forward (place, or finish its preemption); returns the wait reason if any.
+  std::string advance(group_entry& g, const std::set<std::string>* nodes, std::int64_t now_ms) {
+    if (g.state == group_state::preempting) {
+      finish_preemption(g);
+      return {};
+    }
+    if (g.state == group_state::allocated) return {};
+    if (g.waiting_since_ms < 0) g.waiting_since_ms = now_ms;
+    return place_group(g, nodes, now_ms);
+  }
+};
+
+scheduler_core::scheduler_core(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
+scheduler_core::scheduler_core(scheduler_core&&) noexcept = default;
+scheduler_core& scheduler_core::operator=(scheduler_core&&) noexcept = default;
+scheduler_core::~scheduler_core() = default;
+
+expected<scheduler_core> scheduler_core::load(std::string_view config_yaml) {
+  auto model = load_cluster_model(config_yaml);
+  if (!model) return model.err();
+  return scheduler_core(std::make_unique<impl>(std::move(*model)));
+}
+
+void scheduler_core::set_options(const scheduler_options& options) { impl_->options = options; }
+
+void scheduler_core::set_node(std::string_view node, bool healthy) {
+  impl_->state.set_health(std::string(node), healthy);
+}
+
+void scheduler_core::remove_node(std::string_view node) { impl_->state.set_health(std::string(node), false); }
+
+status scheduler_core::add_pod(const pod_view& pod) {
+  auto& d = *impl_;
+  if (auto valid = d.validate(pod.spec); !valid) return valid.err();
+  if (d.pods.count(pod.ref.uid)) return ok;
+  group_entry& g = d.add_group(pod);
+  const auto& members = g.spec.members;
+  if (std::none_of(members.begin(), members.end(), [&](const affinity_member& m) {
+        return m.leaf_cell_number == pod.spec.leaf_cell_number;
+      })) {
+    auto name = g.name;
+    d.drop_group_if_empty(name);
+    return error::bad_request("affinity group '" + pod.spec.affinity_group + "' has no member of " +
+                              std::to_string(pod.spec.leaf_cell_number) + " GPUs");
+  }
+  g.pods.insert(pod.ref.uid);
+  d.pods[pod.ref.uid] = pod_entry{pod, g.name, false, false, {}};
+  d.waiting.insert(g.name);
+  return ok;
+}
+
+status scheduler_core::recover_pod(const pod_view& pod) { return impl_->recover(pod); }
+
+void scheduler_core::remove_pod(std::string_view uid) {
+  auto& d = *impl_;
+  auto it = d.pods.find(uid);
+  if (it == d.pods.end()) return;
+  const std::string group = it->second.group;
+  d.pods.erase(it);
+  auto g = d.groups.find(group);
+  if (g == d.groups.end()) return;
+  g->second.pods.erase(std::string(uid));
+  for (auto& s : g->second.slots)
+    if (s.pod_uid == uid) s.pod_uid.clear();
+  d.drop_group_if_empty(group);
+}
+
+void scheduler_core::pod_bound(std::string_view uid) {
+  if (auto it = impl_->pods.find(uid); it != impl_->pods.end()) it->second.bound = true;
+}
+
+std::vector<pod_decision> scheduler_core::schedule(std::int64_t now_ms) {
+  auto& d = *impl_;
+  // Groups with a pod still waiting for a decision, highest priority first, then oldest.
+  std::vector<group_entry*> order;
+  for (const auto& name : d.waiting) order.push_back(&d.groups.find(name)->second);
+  std::stable_sort(order.begin(), order.end(), [](const group_entry* a, const group_entry* b) {
+    return std::make_tuple(-a->priority(), a->created_ms, a->name) <
+           std::make_tuple(-b->priority(), b->created_ms, b->name);
+  });
+  std::vector<pod_decision> out;
+  for (group_entry* g : order) {
+    const std::string reason = d.advance(*g, nullptr, now_ms);
+    bool undecided = false;
+    for (const auto& uid : g->pods) {
+      pod_entry& p = d.pods.at(uid);
+      if (p.decided) continue;
+      if (auto dec = d.pod_outcome(p, *g, reason, true)) out.push_back(std::move(*dec));
+      undecided = undecided || !p.decided;
+    }
+    if (!undecided) d.waiting.erase(g->name);
+  }
+  return out;
+}
+
+pod_decision scheduler_core::schedule_one(std::string_view uid, const std::vector<std::string>& suggested_nodes,
+                                          std::int64_t now_ms) {
+  auto& d = *impl_;
+  auto it = d.pods.find(uid);
+  pod_decision out;
+  if (it == d.pods.end()) {
+    out.reason = "unknown pod";
+    return out;
+  }
+  pod_entry& p = it->second;
+  group_entry& g = d.groups.find(p.group)->second;
+  if (p.decided) {
+    for (auto& s : g.slots)
+      if (s.pod_uid == p.view.ref.uid) return d.bind_decision(p, g, s);
+  }
+  std::set<std::string> nodes(suggested_nodes.begin(), suggested_nodes.end());
+  const bool restrict = !suggested_nodes.empty() && !p.view.spec.ignore_k8s_suggested_nodes;
+  std::string reason = d.advance(g, restrict ? &nodes : nullptr, now_ms);
+  if (restrict && g.state == group_state::pending)
+    reason += " (only kube-scheduler's " + std::to_string(nodes.size()) + " suggested node(s) considered)";
+  auto dec = d.pod_outcome(p, g, reason, false);
+  if (std::all_of(g.pods.begin(), g.pods.end(), [&](const std::string& u) { return d.pods.at(u).decided; }))
+    d.waiting.erase(g.name);
+  return dec ? std::move(*dec) : out;
+}
+
+std::string scheduler_core::group_of(std::string_view uid) const {
+  auto it = impl_->pods.find(uid);
+  return it == impl_->pods.end() ? std::string() : it->second.group;
+}
+
+std::vector<group_notice> scheduler_core::take_notices() {
+  std::vector<group_notice> out;
+  out.swap(impl_->notices);
+  return out;
+}
+
+json::value scheduler_core::inspect_groups() const {
+  json::array items;
+  for (const auto& [name, g] : impl_->groups) items.push_back(impl_->group_json(g));
+  return items;
+}
+
+expected<json::value> scheduler_core::inspect_group(std::string_view name) const {
+  auto it = impl_->groups.find(name);
+  if (it == impl_->groups.end()) return error::not_found("affinity group '" + std::string(name) + "' does not exist");
+  return impl_->group_json(it->second);
+}
+
+json::value scheduler_core::inspect_physical_cluster() const { return impl_->physical_json(); }
+
+json::value scheduler_core::inspect_virtual_clusters() const {
+  json::object o;
+  for (std::size_t v = 0; v < impl_->model.vcs.size(); ++v)
+    o.set(impl_->model.vcs[v].name, impl_->vc_json(static_cast<int>(v)));
+  return o;
+}
+
+expected<json::value> scheduler_core::inspect_virtual_cluster(std::string_view vc) const {
+  for (std::size_t v = 0; v < impl_->model.vcs.size(); ++v)
+    if (impl_->model.vcs[v].name == vc) return impl_->vc_json(static_cast<int>(v));
+  return error::not_found("virtual cluster '" + std::string(vc) + "' does not exist");
+}
+
+} // namespace kozmo::scheduler

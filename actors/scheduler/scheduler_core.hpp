@@ -1,0 +1,173 @@
+// The scheduler's one entry point: everything the scheduler actor (direct mode) and the
+// extender (kube-scheduler mode) ask of the GPU allocation core, as plain calls. Pure: no CAF,
+// no I/O, no clock (callers pass `now_ms`). Not thread-safe: the scheduler actor serialises
+// every call, which is what makes each allocation decision atomic.
+//
+// Vocabulary (HiveD's):
+//  - An affinity group (gang) is allocated as a whole the first time one of its pods is
+//    scheduled; its other pods then bind to the placements kept for them.
+//  - Pod decisions: bind (node + GPU indices + the annotations to write at bind), preempt
+//    (victim pods to delete first; the group holds their cells as reserving meanwhile), wait
+//    (a reason a user can act on).
+//  - Cells on bad nodes are not used for new placements (note 6 says which nodes are bad).
+//  - Priorities: -1 is opportunistic, 0..1000 guaranteed. A guaranteed group uses only its
+//    VC's quota (virtual cells, bound lazily to physical cells of the same type); an
+//    opportunistic group uses any free healthy GPU, away from VCs' bound cells when it can.
+//    Guaranteed preempts opportunistic anywhere; inside a VC higher priority preempts lower.
+//    A victim with lazyPreemptionEnable is first downgraded to opportunistic (its pods keep
+//    running) and killed only if its GPUs are still needed.
+//  - A configuration without virtualClusters is "physical mode": any VC name is accepted and
+//    the whole cluster is one shared quota (priorities still order preemption).
+//
+// Notes:
+//  1. Pods arrive with add_pod (waiting, no node yet) or, on a restart, with recover_pod (bound,
+//     carrying the bind-info annotation written when they were bound). Call recover_pod for
+//     every bound pod before the first schedule(): recovery rebuilds each group exactly.
+//  2. schedule() decides for every waiting pod in one call, highest priority first, then
+//     oldest group first, without head-of-line blocking: a group that cannot be placed does not
+//     stop later groups. A preempting group holds its victims' cells (reserving); once every
+//     victim pod is removed the next schedule() binds it. A higher-priority preemptor cancels
+//     a lower one; removing every pod of a preempting group gives its cells back.
+//  3. remove_pod() is for a deleted pod and for a pod that finished (Succeeded/Failed): a
+//     group's cells are released when it has no live pod left.
+//  4. Errors: add_pod refuses a spec that cannot match the configuration (unknown virtual
+//     cluster, leaf type not in it, unknown pinned cell, ...) with reason "BadRequest" and a
+//     message naming the field; the pod is not queued (the caller posts an Event / answers 400).
+//  5. Head of line: reservation, not aging. A group that has waited longer than
+//     scheduler_options::reserve_after_ms (and could not preempt) reserves the cells it would
+//     use, preferring those that are free or hold the fewest busy GPUs; nobody else may take
+//     them as they free up, and it binds once all are free. One reservation per VC (and one
+//     for opportunistic/physical-mode groups) at a time, the oldest waiting group's; smaller
+//     groups keep using every other cell meanwhile. A higher-priority group may cancel it.
+//  6. Health: until the first set_node/remove_node call every configured node counts as
+//     healthy (extender mode and tests need no node feed). From the first call on, a node is
+//     healthy only while its last report was set_node(node, true): nodes never reported count
+//     as bad. When the healthy free cells of a chain no longer cover what the VCs are owed,
+//     some of their unbound virtual cells are bound to bad cells ("doomed", Bad in
+//     inspect_virtual_cluster) and unbound again when the nodes recover.
+//  7. Recovery after a configuration change: a recovered group whose GPUs no longer lie in
+//     its VC's quota (VC shrunk or removed, cells split, node renamed) is never dropped: it
+//     comes back lazily preempted (opportunistic, lazyPreemptionStatus says why, a notice is
+//     queued) and keeps its pods where they run.
+#pragma once
+
+#include "actors/scheduler/pod_scheduling_spec.hpp"
+#include "k8s/error.hpp"
+#include "k8s/json/value.hpp"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kozmo::scheduler {
+
+inline constexpr const char* bind_info_annotation = "hivedscheduler.microsoft.com/pod-bind-info";
+inline constexpr const char* leaf_cell_isolation_annotation =
+    "hivedscheduler.microsoft.com/pod-leaf-cell-isolation";
+
+struct pod_ref {
+  std::string ns;
+  std::string name;
+  std::string uid;
+  friend bool operator==(const pod_ref&, const pod_ref&) = default;
+};
+
+// What the scheduler needs to know of a pod.
+struct pod_view {
+  pod_ref ref;
+  pod_scheduling_spec spec;
+  std::string node;           // spec.nodeName; empty while waiting
+  std::string bind_info;      // the bind-info annotation's text, when bound by Kozmo
+  std::int64_t created_ms = 0; // creationTimestamp, for FIFO order
+};
+
+enum class decision_kind { bind, preempt, wait };
+
+struct pod_decision {
+  decision_kind kind = decision_kind::wait;
+  pod_ref pod;
+  std::string group;
+  // bind: where, and the annotations to write on the pod with the binding.
+  std::string node;
+  std::string leaf_type;
+  std::vector<int> leaf_indices;
+  std::map<std::string, std::string> annotations;
+  // preempt: pods to delete before this group can bind.
+  std::vector<pod_ref> victims;
+  // wait and preempt: why, in words a user can act on.
+  std::string reason;
+};
+
+// Something that happened to a group outside any pod decision, for the caller to log or post
+// as an Event: a lazy preemption (the group now runs as opportunistic), a preemption that was
+// cancelled, a group recovered after a configuration change that no longer fits its VC.
+struct group_notice {
+  std::string group;
+  std::string message;
+};
+
+struct scheduler_options {
+  // Head-of-line reservation (note 5): a group waiting longer than this starts holding the
+  // cells it will use as they free up, so smaller groups cannot starve it. <= 0 disables.
+  std::int64_t reserve_after_ms = 5 * 60 * 1000;
+};
+
+class scheduler_core {
+public:
+  // Loads HiveD's YAML configuration (unchanged); errors name the offending cell or VC.
+  static expected<scheduler_core> load(std::string_view config_yaml);
+
+  scheduler_core(scheduler_core&&) noexcept;
+  scheduler_core& operator=(scheduler_core&&) noexcept;
+  ~scheduler_core();
+
+  void set_options(const scheduler_options& options);
+
+  // Node health: healthy = present, Ready=True and schedulable (note 6). Names not in the
+  // configuration are remembered but change nothing.
+  void set_node(std::string_view node, bool healthy);
+  void remove_node(std::string_view node);
+
+  // Note 1. Errors: no or unreadable bind-info, GPUs already taken by another group. A
+  // placement the configuration no longer has (unknown node or GPU) is not an error (note 7).
+  status recover_pod(const pod_view& pod);
+  // A waiting pod (note 4).
+  status add_pod(const pod_view& pod);
+  // Note 3. Unknown uid: no-op.
+  void remove_pod(std::string_view uid);
+  // A bind decided earlier has been written (Binding -> Bound).
+  void pod_bound(std::string_view uid);
+
+  // Note 2. Decisions for the pods that changed state: a pod keeps waiting silently when its
+  // reason did not change since the last call.
+  std::vector<pod_decision> schedule(std::int64_t now_ms);
+  // The extender's filter: one pod, placed only on `suggested_nodes` (all nodes when empty or
+  // when the pod's spec ignores kube-scheduler's suggestions). The restriction applies when
+  // the group is placed; a pod whose group is already placed gets its kept slot. Asking again
+  // for a pod already decided returns the same bind (filter calls are retried).
+  pod_decision schedule_one(std::string_view uid, const std::vector<std::string>& suggested_nodes,
+                            std::int64_t now_ms);
+
+  // The group a pod belongs to; empty for an unknown pod.
+  std::string group_of(std::string_view uid) const;
+
+  // Notices since the last call (oldest first); the list is cleared.
+  std::vector<group_notice> take_notices();
+
+  // Inspect answers, shaped like HiveD's /v1/inspect/... JSON.
+  json::value inspect_groups() const;
+  expected<json::value> inspect_group(std::string_view name) const;
+  json::value inspect_physical_cluster() const;
+  json::value inspect_virtual_clusters() const;
+  expected<json::value> inspect_virtual_cluster(std::string_view vc) const;
+
+private:
+  struct impl;
+  explicit scheduler_core(std::unique_ptr<impl> p);
+  std::unique_ptr<impl> impl_;
+};
+
+} // namespace kozmo::scheduler

@@ -1,0 +1,112 @@
+// The facade's private state, shared by scheduler_core.cpp (pods, groups, decisions),
+// scheduler_core_place.cpp (placement and preemption) and scheduler_core_io.cpp (bind-info,
+// recovery, inspect). Not part of the public API.
+#pragma once
+
+#include "actors/scheduler/cluster_state.hpp"
+#include "actors/scheduler/gang_placement.hpp"
+#include "actors/scheduler/scheduler_core.hpp"
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace kozmo::scheduler::detail {
+
+struct slot {
+  int member = 0;        // index into the group's members
+  pod_placement place;
+  std::string pod_uid;   // empty: not assigned to a pod yet
+  int vc_cell = -1;      // virtual cell whose quota these GPUs use (-1: none / opportunistic)
+};
+
+enum class group_state { pending, preempting, allocated };
+
+struct group_entry {
+  int id = 0;
+  std::string name;
+  pod_scheduling_spec spec;    // the first pod's spec
+  int vc = -1;                 // index into model.vcs; -1 in physical mode
+  std::int64_t created_ms = 0;
+  group_state state = group_state::pending;
+  std::vector<slot> slots;
+  std::set<std::string> pods;  // live pods (uids)
+  // Preempting: the groups whose pods must go first.
+  std::set<int> victims;
+  std::string preempt_reason;
+  // Lazy preemption: downgraded to opportunistic, pods keep running.
+  bool lazy_preempted = false;
+  std::string lazy_reason;
+  std::string preemptor;
+  std::int64_t preempted_ms = 0;
+  // Head of line: waiting since, and whether it holds cells as a reservation.
+  std::int64_t waiting_since_ms = -1;
+  bool reserving = false;
+
+  int priority() const { return lazy_preempted ? -1 : spec.priority; }
+  bool guaranteed() const { return priority() >= 0; }
+};
+
+struct pod_entry {
+  pod_view view;
+  std::string group;
+  bool decided = false;     // a bind decision was handed out
+  bool bound = false;
+  std::string last_reason;  // last wait/preempt reason handed out
+};
+
+// One tentative placement of a whole group (not yet committed to the cluster state).
+struct attempt {
+  std::vector<slot> slots;
+  std::vector<int> new_bindings;   // virtual cells bound for it; unbound again on undo
+  std::set<int> victims;           // group ids whose GPUs it needs
+  int preempted = 0;
+};
+
+struct core_impl {
+  cluster_model model;
+  cluster_state state;
+  std::map<std::string, group_entry, std::less<>> groups;
+  std::map<int, group_entry*> by_id;
+  std::map<std::string, pod_entry, std::less<>> pods;
+  std::set<std::string, std::less<>> waiting;  // groups with a pod not decided yet
+  std::vector<group_notice> notices;
+  scheduler_options options;
+  int next_id = 0;
+  std::vector<char> scratch;       // leaves taken by the attempt in progress
+
+  explicit core_impl(cluster_model m)
+      : model(std::move(m)), state(model), scratch(model.tree.size(), 0) {}
+
+  bool physical_mode() const { return model.vcs.empty(); }
+  group_entry* group(int id) { auto it = by_id.find(id); return it == by_id.end() ? nullptr : it->second; }
+
+  // --- placement (scheduler_core_place.cpp) --------------------------------------------
+  // A whole-group placement; nullopt when it does not fit. `max_cost` 1 allows preemption.
+  std::optional<attempt> try_place(group_entry& g, int max_cost, const std::set<std::string>* nodes);
+  void undo(attempt& a);
+  void commit_allocated(group_entry& g, attempt& a);
+  void commit_preempting(group_entry& g, attempt& a);
+  // Places a pending group: allocated, preempting, or still pending with a reason.
+  std::string place_group(group_entry& g, const std::set<std::string>* nodes, std::int64_t now_ms);
+  // Preempting -> allocated once every victim is gone.
+  bool finish_preemption(group_entry& g);
+  void release_group(group_entry& g);      // frees GPUs, reservations and VC quota
+  void cancel_preemption(group_entry& g, const std::string& by);
+  void downgrade(group_entry& g, const std::string& reason, const std::string& by, std::int64_t now_ms);
+  std::string wait_reason(const group_entry& g) const;
+
+  // --- io (scheduler_core_io.cpp) ------------------------------------------------------
+  group_entry& add_group(const pod_view& pod);
+  std::string bind_info(const group_entry& g, const slot& s) const;
+  status recover(const pod_view& pod);
+  json::value group_json(const group_entry& g) const;
+  json::value vc_json(int vc) const;
+  json::value physical_json() const;
+};
+
+std::string join_indices(const std::vector<int>& v);
+
+} // namespace kozmo::scheduler::detail

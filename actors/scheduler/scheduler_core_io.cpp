@@ -1,0 +1,293 @@
+// What crosses the facade as text: the bind-info annotation (written at bind, read back on a
+// restart to rebuild every group exactly) and the inspect JSON.
+#include "actors/scheduler/scheduler_core_impl.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+
+namespace kozmo::scheduler::detail {
+
+group_entry& core_impl::add_group(const pod_view& pod) {
+  auto [it, fresh] = groups.try_emplace(pod.spec.affinity_group);
+  group_entry& g = it->second;
+  if (!fresh) return g;
+  g.id = next_id++;
+  g.name = pod.spec.affinity_group;
+  g.spec = pod.spec;
+  g.created_ms = pod.created_ms;
+  for (std::size_t v = 0; v < model.vcs.size(); ++v)
+    if (model.vcs[v].name == pod.spec.virtual_cluster) g.vc = static_cast<int>(v);
+  by_id[g.id] = &g;
+  return g;
+}
+
+namespace {
+
+// A YAML double-quoted scalar: node names and cell types are config text, quoted to be safe.
+void quoted(std::string& out, const std::string& s) {
+  out += '"';
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  out += '"';
+}
+
+void int_list(std::string& out, const std::vector<int>& v) {
+  out += '[';
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+  out += ']';
+}
+
+} // namespace
+
+// HiveD's layout plus what recovery needs: the VC cell type each GPU was counted against
+// (preassignedCellTypes, empty for an opportunistic GPU). Written by hand, not with
+// YAML::Emitter: it is on the bind path of every pod.
+std::string core_impl::bind_info(const group_entry& g, const slot& s) const {
+  std::string out = "node: ";
+  quoted(out, s.place.node);
+  out += "\nleafCellIsolation: ";
+  int_list(out, s.place.leaf_indices);
+  out += "\ncellChain: ";
+  quoted(out, s.place.leaves.empty() ? std::string() : model.tree.chain_of(s.place.leaves.front()));
+  out += "\naffinityGroupBindInfo:\n";
+  for (std::size_t m = 0; m < g.spec.members.size(); ++m) {
+    out += "- podPlacements:\n";
+    for (const auto& other : g.slots) {
+      if (other.member != static_cast<int>(m)) continue;
+      out += "  - physicalNode: ";
+      quoted(out, other.place.node);
+      out += "\n    physicalLeafCellIndices: ";
+      int_list(out, other.place.leaf_indices);
+      out += "\n    preassignedCellTypes: [";
+      const std::string type = other.vc_cell >= 0 ? state.vc_cells[other.vc_cell].qualified_type : "";
+      for (std::size_t i = 0; i < other.place.leaf_indices.size(); ++i) {
+        if (i) out += ", ";
+        quoted(out, type);
+      }
+      out += "]\n";
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// The ancestor of `leaf` (or itself) at `level`; no_cell when the chain is shorter.
+cell_id ancestor_at(const cell_tree& tree, cell_id leaf, int level) {
+  for (cell_id up = leaf; up != no_cell; up = tree.at(up).parent)
+    if (tree.at(up).level == level) return up;
+  return no_cell;
+}
+
+} // namespace
+
+// The virtual cell of `g`'s VC that these recovered GPUs count against, binding one when
+// needed; -1 when the VC's quota has no place for them any more.
+static int map_to_vc(core_impl& d, const group_entry& g, const slot& s, const std::string& preassigned) {
+  const auto& leaves = s.place.leaves;
+  cluster_state& st = d.state;
+  const int held = st.vc_cell_containing(leaves.front());
+  if (held >= 0) {
+    if (st.vc_cells[held].vc != g.vc) return -1;
+    if (st.vc_cells[held].pinned != !g.spec.pinned_cell_id.empty()) return -1;
+    for (cell_id leaf : leaves)
+      if (st.vc_cell_containing(leaf) != held) return -1;
+    return held;
+  }
+  int best = -1;
+  cell_id best_cell = no_cell;
+  for (int index : st.vc_cells_of[g.vc]) {
+    const vc_cell& c = st.vc_cells[index];
+    if (c.bound != no_cell || c.pinned || c.chain != d.model.tree.chain_of(leaves.front())) continue;
+    const cell_id a = ancestor_at(d.model.tree, leaves.front(), c.level);
+    if (a == no_cell || !st.bindings.is_free(a)) continue;
+    bool all = true;
+    for (cell_id leaf : leaves) all = all && ancestor_at(d.model.tree, leaf, c.level) == a;
+    if (!all) continue;
+    if (best < 0 || (c.qualified_type == preassigned && st.vc_cells[best].qualified_type != preassigned)) {
+      best = index;
+      best_cell = a;
+    }
+  }
+  if (best >= 0) st.bind(best, best_cell);
+  return best;
+}
+
+status core_impl::recover(const pod_view& pod) {
+  if (pod.bind_info.empty())
+    return error::bad_request("pod has no " + std::string(bind_info_annotation) + " annotation");
+  if (pods.count(pod.ref.uid)) return ok;
+  try {
+    const YAML::Node info = YAML::Load(pod.bind_info);
+    group_entry& g = add_group(pod);
+    // The first recovered pod of a group rebuilds all of it (a waiting pod of the same group
+    // may have been added before: the group then exists but holds nothing yet).
+    if (g.state == group_state::pending && g.slots.empty()) {
+      std::vector<slot> slots;
+      std::vector<std::string> preassigned;
+      std::string problem;
+      const auto members = info["affinityGroupBindInfo"];
+      for (std::size_t m = 0; m < members.size(); ++m)
+        for (const auto& pp : members[m]["podPlacements"]) {
+          slot s;
+          s.member = static_cast<int>(m);
+          s.place.node = pp["physicalNode"].as<std::string>();
+          s.place.leaf_indices = pp["physicalLeafCellIndices"].as<std::vector<int>>();
+          const auto types = pp["preassignedCellTypes"];
+          preassigned.push_back(types && types.size() > 0 ? types[0].as<std::string>() : "");
+          const auto on_node = model.tree.leaf_cells_of(s.place.node);
+          for (int index : s.place.leaf_indices) {
+            auto it = std::find_if(on_node.begin(), on_node.end(), [&](cell_id id) {
+              return model.tree.at(id).leaf_indices.front() == index;
+            });
+            if (it == on_node.end()) {
+              problem = "GPU " + std::to_string(index) + " of node '" + s.place.node +
+                        "' is no longer in the configuration";
+              s.place.leaves.clear();
+              break;
+            }
+            if (state.owner[*it] >= 0) {
+              if (g.pods.empty()) {
+                by_id.erase(g.id);
+                waiting.erase(g.name);
+                groups.erase(g.name);
+              }
+              return error::conflict("GPU " + std::to_string(index) + " of node '" + s.place.node +
+                                     "' is already used by another affinity group");
+            }
+            s.place.leaves.push_back(*it);
+          }
+          if (!s.place.leaves.empty()) s.place.leaf_type = model.tree.at(s.place.leaves.front()).leaf_type;
+          slots.push_back(std::move(s));
+        }
+      for (const auto& s : slots)
+        for (cell_id leaf : s.place.leaves) state.set_owner(leaf, g.id);
+      g.slots = std::move(slots);
+      g.state = group_state::allocated;
+      if (g.spec.priority >= 0 && !physical_mode()) {
+        if (g.vc < 0) problem = "virtual cluster '" + g.spec.virtual_cluster + "' no longer exists";
+        for (std::size_t i = 0; i < g.slots.size() && problem.empty(); ++i) {
+          slot& s = g.slots[i];
+          if (s.place.leaves.empty()) continue;
+          if (!g.spec.leaf_cell_type.empty() && s.place.leaf_type != g.spec.leaf_cell_type) {
+            problem = "node '" + s.place.node + "' no longer has " + g.spec.leaf_cell_type + " GPUs there";
+            break;
+          }
+          s.vc_cell = map_to_vc(*this, g, s, preassigned[i]);
+          if (s.vc_cell < 0) {
+            problem = "its GPUs on node '" + s.place.node + "' are outside virtual cluster '" +
+                      g.spec.virtual_cluster + "''s quota";
+            break;
+          }
+          state.vc_cells[s.vc_cell].used += static_cast<int>(s.place.leaves.size());
+        }
+      }
+      if (!problem.empty()) downgrade(g, "the configuration changed: " + problem, "", 0);
+    }
+    const auto node = info["node"].as<std::string>();
+    const auto indices = info["leafCellIsolation"].as<std::vector<int>>();
+    for (auto& s : g.slots)
+      if (s.pod_uid.empty() && s.place.node == node && s.place.leaf_indices == indices) {
+        s.pod_uid = pod.ref.uid;
+        break;
+      }
+    g.pods.insert(pod.ref.uid);
+    pods[pod.ref.uid] = pod_entry{pod, g.name, true, true, {}};
+  } catch (const YAML::Exception& e) {
+    return error::bad_request(std::string("unreadable bind-info: ") + e.what());
+  }
+  return ok;
+}
+
+json::value core_impl::group_json(const group_entry& g) const {
+  json::object o;
+  o.set("name", g.name);
+  o.set("vc", g.spec.virtual_cluster);
+  o.set("priority", g.spec.priority);
+  bool victim = false;
+  for (const auto& [id, other] : by_id)
+    victim = victim || (other->state == group_state::preempting && other->victims.count(g.id));
+  const char* st = g.state == group_state::pending      ? "Pending"
+                   : g.state == group_state::preempting ? "Preempting"
+                   : victim                             ? "BeingPreempted"
+                                                        : "Allocated";
+  o.set("state", st);
+  json::object physical, virt;
+  for (const auto& s : g.slots) {
+    json::array idx;
+    if (auto* prior = physical.find(s.place.node)) idx = prior->as_array();
+    for (int i : s.place.leaf_indices) idx.push_back(i);
+    physical.set(s.place.node, std::move(idx));
+    if (s.vc_cell < 0) continue;
+    const vc_cell& c = state.vc_cells[s.vc_cell];
+    const std::string key = c.qualified_type + "@" + model.tree.at(c.bound).address;
+    json::array vidx;
+    if (auto* prior = virt.find(key)) vidx = prior->as_array();
+    for (int i : s.place.leaf_indices) vidx.push_back(i);
+    virt.set(key, std::move(vidx));
+  }
+  o.set("physicalPlacement", std::move(physical));
+  o.set("virtualPlacement", std::move(virt));
+  json::array allocated, preempting;
+  for (const auto& uid : g.pods) (g.state == group_state::preempting ? preempting : allocated).push_back(uid);
+  o.set("allocatedPods", std::move(allocated));
+  o.set("preemptingPods", std::move(preempting));
+  if (g.lazy_preempted) {
+    json::object lazy;
+    lazy.set("preemptor", g.preemptor);
+    lazy.set("preemptionTime", g.preempted_ms);
+    lazy.set("reason", g.lazy_reason);
+    o.set("lazyPreemptionStatus", std::move(lazy));
+  }
+  if (g.reserving) o.set("reserving", true);
+  return o;
+}
+
+json::value core_impl::vc_json(int vc) const {
+  std::vector<std::pair<std::string, json::value>> cells;
+  for (int index : state.vc_cells_of[vc]) {
+    const vc_cell& c = state.vc_cells[index];
+    json::object o;
+    o.set("cellType", c.qualified_type);
+    o.set("leafCellType", c.leaf_type);
+    o.set("cellAddress", c.bound == no_cell ? std::string() : model.tree.at(c.bound).address);
+    o.set("cellState", c.used > 0 ? "Used" : "Free");
+    const bool bad = c.doomed || (c.bound != no_cell && state.bad_leaves(c.bound) > 0);
+    o.set("cellHealthiness", bad ? "Bad" : "Healthy");
+    o.set("doomed", c.doomed);
+    o.set("pinned", c.pinned);
+    o.set("usedLeafCells", c.used);
+    o.set("totalLeafCells", c.leaf_count);
+    const std::string key = c.qualified_type + "|" + (c.bound == no_cell ? "~" : model.tree.at(c.bound).address);
+    cells.emplace_back(key, std::move(o));
+  }
+  std::stable_sort(cells.begin(), cells.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  json::array out;
+  for (auto& [key, cell] : cells) out.push_back(std::move(cell));
+  return out;
+}
+
+json::value core_impl::physical_json() const {
+  json::array nodes;
+  for (const auto& n : model.tree.nodes()) {
+    json::object o;
+    o.set("node", n.node);
+    int used = 0, total = 0, bad = 0;
+    for (cell_id leaf : model.tree.leaf_cells_of(n.node)) {
+      ++total;
+      used += state.owner[leaf] >= 0 ? 1 : 0;
+      bad += state.is_bad_leaf(leaf) ? 1 : 0;
+    }
+    o.set("leafCells", total);
+    o.set("usedLeafCells", used);
+    o.set("badLeafCells", bad);
+    o.set("cellHealthiness", bad > 0 ? "Bad" : "Healthy");
+    nodes.push_back(std::move(o));
+  }
+  return nodes;
+}
+
+} // namespace kozmo::scheduler::detail

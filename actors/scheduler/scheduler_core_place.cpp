@@ -1,0 +1,398 @@
+// Whole-group placement behind the facade: VC quota through virtual cells, preemption (plain,
+// lazy, stateful) and head-of-line reservation. The rules are stated in scheduler_core.hpp.
+#include "actors/scheduler/leaf_chooser.hpp"
+#include "actors/scheduler/scheduler_core_impl.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace kozmo::scheduler::detail {
+namespace {
+
+bool type_matches(const std::string& want, const std::string& leaf_type) {
+  return want.empty() || want == leaf_type;
+}
+
+std::string gpus_phrase(const std::string& leaf_type) {
+  return leaf_type.empty() ? std::string("GPUs") : leaf_type + " GPUs";
+}
+
+std::string needs_phrase(const group_entry& g, const std::string& type) {
+  std::map<int, int, std::greater<>> by_size;
+  for (const auto& m : g.spec.members) by_size[m.leaf_cell_number] += m.pod_number;
+  std::string out;
+  for (const auto& [size, count] : by_size)
+    out += (out.empty() ? "" : " + ") + std::to_string(count) + " × " + std::to_string(size);
+  return "the gang '" + g.name + "' needs " + out + " " + gpus_phrase(type) +
+         ", each pod on one node";
+}
+
+} // namespace
+
+enum class place_mode { free_only, preempt, reserve };
+
+std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
+                                            const std::set<std::string>* nodes) {
+  const place_mode mode = max_cost == 0 ? place_mode::free_only
+                          : max_cost == 1 ? place_mode::preempt : place_mode::reserve;
+  const cell_tree& tree = model.tree;
+  const int prio = g.priority();
+  const bool opportunistic = prio < 0;
+  const bool use_vc = !opportunistic && !physical_mode() && g.vc >= 0;
+
+  auto preemptible = [&](int q) {
+    const group_entry* other = group(q);
+    if (!other || other == &g) return false;
+    if (other->priority() < 0) return true;
+    return other->vc == g.vc && other->priority() < prio;
+  };
+  auto cost = [&](cell_id leaf) -> int {
+    if (scratch[leaf] || state.is_bad_leaf(leaf)) return -1;
+    if (nodes && !nodes->count(tree.at(leaf).node)) return -1;
+    const int o = state.owner[leaf], r = state.reserver[leaf];
+    if (o < 0 && r < 0) return 0;
+    if (mode == place_mode::reserve) return (r >= 0 && r != g.id) ? -1 : 1;
+    if (mode == place_mode::free_only || opportunistic) return -1;
+    if ((o >= 0 && !preemptible(o)) || (r >= 0 && !preemptible(r))) return -1;
+    // Preemptible: cheaper the lower the victim's priority (opportunistic = 1).
+    int victim = -1;
+    if (o >= 0) victim = std::max(victim, group(o)->priority());
+    if (r >= 0) victim = std::max(victim, group(r)->priority());
+    return victim + 2;
+  };
+
+  // Candidate cells for one pod, in three widening tiers: 0 = the few best-fitting cells from
+  // the indexes (the hot path on big clusters; prospects only when none fits), 1 = the same
+  // plus prospects, 2 = every cell (only when tier 1 was cut short). Cells the gang already
+  // took GPUs from in this attempt do not count toward the few: the indexes do not see them.
+  constexpr std::size_t fit_candidates = 4;
+  std::vector<cell_id> touched;
+  bool truncated = false;
+  auto fitting = [&](cell_id cell, std::vector<choice_root>& roots, std::size_t& fresh) {
+    roots.push_back({cell, false});
+    if (std::find(touched.begin(), touched.end(), cell) == touched.end()) ++fresh;
+    if (fresh < fit_candidates) return true;
+    truncated = true;
+    return false;
+  };
+  auto roots_for = [&](int tier, int need) {
+    std::vector<choice_root> roots;
+    std::size_t fresh = 0;
+    truncated = false;
+    if (!use_vc) {
+      if (!g.spec.pinned_cell_id.empty()) {
+        if (auto pinned = tree.find_pinned(g.spec.pinned_cell_id)) roots.push_back({*pinned, false});
+        return roots;
+      }
+      if (tier < 2) {
+        state.visit_tops_fitting(g.spec.leaf_cell_type, need,
+                                 [&](cell_id top) { return fitting(top, roots, fresh); });
+        return roots;
+      }
+      for (cell_id top : tree.top_cells())
+        if (type_matches(g.spec.leaf_cell_type, tree.at(top).leaf_type)) roots.push_back({top, false});
+      return roots;
+    }
+    if (!g.spec.pinned_cell_id.empty()) {
+      for (int index : state.vc_cells_of[g.vc]) {
+        const vc_cell& c = state.vc_cells[index];
+        if (c.pinned && c.qualified_type == g.spec.pinned_cell_id) roots.push_back({c.bound, false});
+      }
+      return roots;
+    }
+    if (tier < 2) {
+      state.visit_bound_fitting(g.vc, need, [&](cell_id cell) {
+        const vc_cell& c = state.vc_cells[state.vc_cell_at(cell)];
+        if (!type_matches(g.spec.leaf_cell_type, c.leaf_type)) return true;
+        return fitting(cell, roots, fresh);
+      });
+    } else {
+      for (int index : state.vc_cells_of[g.vc]) {
+        const vc_cell& c = state.vc_cells[index];
+        if (!c.pinned && c.bound != no_cell && type_matches(g.spec.leaf_cell_type, c.leaf_type))
+          roots.push_back({c.bound, false});
+      }
+    }
+    // A bound cell that fits beats binding a new one anyway (buddy rule: the smaller free
+    // piece first), so on the hot path prospects are only worked out when none fits.
+    if (tier == 0 && !roots.empty()) return roots;
+    state.visit_unbound_kinds(g.vc, [&](int index) {
+      const vc_cell& c = state.vc_cells[index];
+      if (!type_matches(g.spec.leaf_cell_type, c.leaf_type) || c.leaf_count < need) return;
+      if (auto p = state.prospect(c)) roots.push_back({*p, true});
+    });
+    return roots;
+  };
+
+  attempt a;
+  std::vector<std::size_t> order(g.spec.members.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    return g.spec.members[x].leaf_cell_number > g.spec.members[y].leaf_cell_number;
+  });
+  std::vector<cell_id> near;
+  bool failed = false;
+  for (std::size_t m : order) {
+    const auto& member = g.spec.members[m];
+    for (int k = 0; k < member.pod_number && !failed; ++k) {
+      pick_request req;
+      req.leaf_count = member.leaf_cell_number;
+      req.max_cost = mode == place_mode::free_only ? 0 : 1;
+      req.avoid_vc_cells = opportunistic && !physical_mode();
+      req.cost = cost;
+      req.cost_implies_avail = true;
+      req.near = &near;
+      std::vector<choice_root> roots;
+      std::optional<leaf_pick> pick;
+      for (int tier = mode == place_mode::free_only ? 0 : 2; tier <= 2 && !pick; ++tier) {
+        if (tier == 2 && mode == place_mode::free_only && !truncated) break;
+        roots = roots_for(tier, member.leaf_cell_number);
+        if (!roots.empty()) pick = pick_leaves(state, roots, req);
+      }
+      if (!pick) {
+        failed = true;
+        break;
+      }
+      const choice_root& root = roots[pick->root];
+      touched.push_back(root.cell);
+      int vc_index = -1;
+      if (use_vc) {
+        if (root.new_binding) {
+          const cell& rc = tree.at(root.cell);
+          vc_index = state.first_unbound(g.vc, rc.chain, rc.level);
+          state.bind(vc_index, root.cell);
+          a.new_bindings.push_back(vc_index);
+        } else {
+          vc_index = state.vc_cell_containing(root.cell);
+        }
+      }
+      slot s;
+      s.member = static_cast<int>(m);
+      s.vc_cell = vc_index;
+      s.place.node = tree.at(pick->leaves.front()).node;
+      s.place.leaf_type = tree.at(pick->leaves.front()).leaf_type;
+      s.place.leaves = pick->leaves;
+      s.place.relaxed = pick->relaxed;
+      for (cell_id leaf : pick->leaves) {
+        s.place.leaf_indices.push_back(tree.at(leaf).leaf_indices.at(0));
+        if (mode == place_mode::preempt && cost(leaf) >= 1) {
+          if (state.owner[leaf] >= 0) a.victims.insert(state.owner[leaf]);
+          if (state.reserver[leaf] >= 0) a.victims.insert(state.reserver[leaf]);
+        }
+        scratch[leaf] = 1;
+        near.push_back(leaf);
+      }
+      a.preempted += pick->preempted;
+      a.slots.push_back(std::move(s));
+    }
+    if (failed) break;
+  }
+  for (cell_id leaf : near) scratch[leaf] = 0;
+  if (failed) {
+    undo(a);
+    return std::nullopt;
+  }
+  std::stable_sort(a.slots.begin(), a.slots.end(),
+                   [](const slot& x, const slot& y) { return x.member < y.member; });
+  return a;
+}
+
+void core_impl::undo(attempt& a) {
+  for (auto it = a.new_bindings.rbegin(); it != a.new_bindings.rend(); ++it) state.unbind(*it);
+  a.new_bindings.clear();
+}
+
+void core_impl::commit_allocated(group_entry& g, attempt& a) {
+  for (auto& s : a.slots) {
+    for (cell_id leaf : s.place.leaves) state.set_owner(leaf, g.id);
+    if (s.vc_cell >= 0) state.vc_cells[s.vc_cell].used += static_cast<int>(s.place.leaves.size());
+  }
+  g.slots = std::move(a.slots);
+  g.state = group_state::allocated;
+  g.reserving = false;
+  g.victims.clear();
+}
+
+void core_impl::commit_preempting(group_entry& g, attempt& a) {
+  for (auto& s : a.slots) {
+    for (cell_id leaf : s.place.leaves) state.set_reserver(leaf, g.id);
+    if (s.vc_cell >= 0) state.vc_cells[s.vc_cell].used += static_cast<int>(s.place.leaves.size());
+  }
+  g.slots = std::move(a.slots);
+  g.state = group_state::preempting;
+  g.victims = a.victims;
+}
+
+bool core_impl::finish_preemption(group_entry& g) {
+  for (const auto& s : g.slots)
+    for (cell_id leaf : s.place.leaves)
+      if (state.owner[leaf] >= 0 && state.owner[leaf] != g.id) return false;
+  for (const auto& s : g.slots)
+    for (cell_id leaf : s.place.leaves) {
+      state.set_owner(leaf, g.id);
+      state.set_reserver(leaf, -1);
+    }
+  g.state = group_state::allocated;
+  g.reserving = false;
+  g.victims.clear();
+  return true;
+}
+
+void core_impl::release_group(group_entry& g) {
+  for (auto& s : g.slots) {
+    for (cell_id leaf : s.place.leaves) {
+      if (state.owner[leaf] == g.id) state.set_owner(leaf, -1);
+      if (state.reserver[leaf] == g.id) state.set_reserver(leaf, -1);
+    }
+    if (s.vc_cell >= 0) state.release_use(s.vc_cell, static_cast<int>(s.place.leaves.size()));
+    s.vc_cell = -1;
+  }
+  g.slots.clear();
+  g.victims.clear();
+  g.reserving = false;
+  g.state = group_state::pending;
+}
+
+void core_impl::cancel_preemption(group_entry& g, const std::string& by) {
+  const bool was_reserving = g.reserving;
+  release_group(g);
+  for (const auto& uid : g.pods)
+    if (auto p = pods.find(uid); p != pods.end()) p->second.last_reason.clear();
+  notices.push_back({g.name, std::string(was_reserving ? "reservation" : "preemption") +
+                                 " cancelled: higher-priority group '" + by + "' took the cells"});
+}
+
+void core_impl::downgrade(group_entry& g, const std::string& reason, const std::string& by,
+                          std::int64_t now_ms) {
+  for (auto& s : g.slots) {
+    if (s.vc_cell >= 0) state.release_use(s.vc_cell, static_cast<int>(s.place.leaves.size()));
+    s.vc_cell = -1;
+  }
+  g.lazy_preempted = true;
+  g.lazy_reason = reason;
+  g.preemptor = by;
+  g.preempted_ms = now_ms;
+  notices.push_back({g.name, "lazily preempted: " + reason +
+                                 "; its pods keep running as opportunistic and are deleted only "
+                                 "if their GPUs are needed"});
+}
+
+std::string core_impl::place_group(group_entry& g, const std::set<std::string>* nodes,
+                                   std::int64_t now_ms) {
+  if (auto a = try_place(g, 0, nodes)) {
+    commit_allocated(g, *a);
+    return {};
+  }
+  for (int round = 0; g.guaranteed() && round < 4; ++round) {
+    auto a = try_place(g, 1, nodes);
+    if (!a) break;
+    std::vector<group_entry*> lazy, cancel;
+    for (int v : a->victims) {
+      group_entry* q = group(v);
+      if (!q) continue;
+      if (q->state == group_state::preempting) cancel.push_back(q);
+      else if (q->spec.lazy_preemption_enable && q->guaranteed()) lazy.push_back(q);
+    }
+    if (lazy.empty() && cancel.empty()) {
+      commit_preempting(g, *a);
+      return {};
+    }
+    undo(*a);
+    for (auto* q : lazy)
+      downgrade(*q, "group '" + g.name + "' (priority " + std::to_string(g.priority()) +
+                        ") needed its virtual cells", g.name, now_ms);
+    for (auto* q : cancel) cancel_preemption(*q, g.name);
+    if (auto b = try_place(g, 0, nodes)) {
+      commit_allocated(g, *b);
+      return {};
+    }
+  }
+  // Head of line: the oldest long-waiting group of its scope reserves cells (note 5).
+  if (options.reserve_after_ms > 0 && g.waiting_since_ms >= 0 &&
+      now_ms - g.waiting_since_ms >= options.reserve_after_ms) {
+    const int scope = g.guaranteed() && !physical_mode() ? g.vc : -1;
+    bool taken = false;
+    for (const auto& [id, other] : by_id)
+      if (other != &g && other->reserving &&
+          (other->guaranteed() && !physical_mode() ? other->vc : -1) == scope)
+        taken = true;
+    if (!taken) {
+      if (auto a = try_place(g, 2, nodes)) {
+        commit_preempting(g, *a);
+        g.victims.clear();
+        g.reserving = true;
+        if (finish_preemption(g)) return {};
+        return {};
+      }
+    }
+  }
+  return wait_reason(g);
+}
+
+std::string core_impl::wait_reason(const group_entry& g) const {
+  std::string type = g.spec.leaf_cell_type;
+  if (g.guaranteed() && !physical_mode() && g.vc >= 0) {
+    int total = 0, used = 0, bad = 0;
+    // "any type" in a VC holding one type reads better as that type.
+    std::set<std::string> types;
+    for (int index : state.vc_cells_of[g.vc]) types.insert(state.vc_cells[index].leaf_type);
+    if (type.empty() && types.size() == 1) type = *types.begin();
+    for (int index : state.vc_cells_of[g.vc]) {
+      const vc_cell& c = state.vc_cells[index];
+      if (!type_matches(type, c.leaf_type)) continue;
+      if (g.spec.pinned_cell_id.empty() == c.pinned) continue;
+      if (c.pinned && c.qualified_type != g.spec.pinned_cell_id) continue;
+      total += c.leaf_count;
+      used += c.used;
+      if (c.bound != no_cell) bad += state.bad_leaves(c.bound);
+    }
+    const int free = std::max(0, total - used - bad);
+    std::string out = "VC " + model.vcs[g.vc].name + " has " + std::to_string(free) + " of " +
+                      std::to_string(total) + " " + gpus_phrase(type) + " free";
+    if (!g.spec.pinned_cell_id.empty()) out += " in pinned cell " + g.spec.pinned_cell_id;
+    if (bad > 0) out += " (" + std::to_string(bad) + " on bad nodes)";
+    return out + "; " + needs_phrase(g, type);
+  }
+  // One pass over the node-level cells: free GPUs and, per pod size, free slots per node.
+  std::set<int> sizes;
+  for (const auto& m : g.spec.members) sizes.insert(m.leaf_cell_number);
+  int total = 0, free = 0;
+  std::map<int, std::map<std::string, int>> slots_by_size;
+  std::map<int, int> slots;
+  for (cell_id id = 0; id < model.tree.size(); ++id) {
+    const cell& c = model.tree.at(id);
+    if (!c.is_node_level || !type_matches(type, c.leaf_type)) continue;
+    total += c.leaf_count;
+    const int usable = state.avail_leaves(id);
+    free += usable;
+    for (int size : sizes) {
+      if (usable / size == 0) continue;
+      slots[size] += usable / size;
+      slots_by_size[size][c.node] += usable / size;
+    }
+  }
+  std::string out = std::string(g.guaranteed() ? "" : "opportunistic: ") + "the cluster has " +
+                    std::to_string(free) + " of " + std::to_string(total) + " " + gpus_phrase(type) +
+                    " free and healthy; " + needs_phrase(g, type);
+  // What decides between waiting and resizing; the per-node list only while it stays short.
+  constexpr std::size_t listed_nodes = 16;
+  for (auto size = sizes.rbegin(); size != sizes.rend(); ++size) {
+    const int n = slots[*size];
+    out += "; " + std::to_string(n) + " free " + std::to_string(*size) + "-GPU slot" +
+           (n == 1 ? " exists" : "s exist");
+    const auto& by_node = slots_by_size[*size];
+    if (by_node.empty() || by_node.size() > listed_nodes) continue;
+    std::string list;
+    for (const auto& [node, k] : by_node) list += (list.empty() ? "" : ", ") + node + ": " + std::to_string(k);
+    out += " (" + list + ")";
+  }
+  return out;
+}
+
+std::string join_indices(const std::vector<int>& v) {
+  std::string s;
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s;
+}
+
+} // namespace kozmo::scheduler::detail

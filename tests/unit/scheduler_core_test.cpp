@@ -1,0 +1,283 @@
+// The facade as the actors use it: request errors, decisions and their annotations, health,
+// notices, inspect errors, and a seeded random run checked against invariants a user relies
+// on (no GPU handed to two live pods, no VC over its quota, everything back after deletion).
+#include "actors/scheduler/scheduler_core.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+
+using namespace kozmo::scheduler;
+using Catch::Matchers::Contains;
+
+namespace {
+
+constexpr const char* cluster_with_vcs = R"(
+physicalCluster:
+  cellTypes:
+    V100-SWITCH: {childCellType: V100, childCellNumber: 2}
+    V100-SOCKET: {childCellType: V100-SWITCH, childCellNumber: 2}
+    V100-NODE: {childCellType: V100-SOCKET, childCellNumber: 2, isNodeLevel: true}
+    V100-RACK: {childCellType: V100-NODE, childCellNumber: 2}
+  physicalCells:
+  - cellType: V100-RACK
+    cellChildren: [{cellAddress: n1}, {cellAddress: n2}]
+  - cellType: V100-RACK
+    cellChildren: [{cellAddress: n3}, {cellAddress: n4, pinnedCellId: pin-a}]
+virtualClusters:
+  team-a:
+    virtualCells: [{cellType: V100-RACK.V100-NODE, cellNumber: 1}]
+    pinnedCells: [{pinnedCellId: pin-a}]
+  team-b:
+    virtualCells: [{cellType: V100-RACK.V100-NODE, cellNumber: 2}]
+)";
+
+scheduler_core load() {
+  auto core = scheduler_core::load(cluster_with_vcs);
+  REQUIRE(core);
+  return std::move(*core);
+}
+
+pod_view pod(const std::string& group, int index, const std::string& vc, int priority, int gpus,
+             int pods = 1, std::int64_t created = 0) {
+  pod_view v;
+  v.ref = {"default", group + "-" + std::to_string(index), group + "-" + std::to_string(index)};
+  v.spec.affinity_group = group;
+  v.spec.virtual_cluster = vc;
+  v.spec.priority = priority;
+  v.spec.leaf_cell_number = gpus;
+  v.spec.members = {{pods, gpus}};
+  v.created_ms = created;
+  return v;
+}
+
+const pod_decision* find(const std::vector<pod_decision>& ds, const std::string& uid) {
+  for (const auto& d : ds)
+    if (d.pod.uid == uid) return &d;
+  return nullptr;
+}
+
+} // namespace
+
+TEST_CASE("a pod whose request cannot match the configuration is refused naming the field",
+          "[scheduler][core]") {
+  auto core = load();
+  auto unknown_vc = core.add_pod(pod("g", 0, "team-z", 1, 1));
+  REQUIRE_FALSE(unknown_vc);
+  CHECK(unknown_vc.err().reason == "BadRequest");
+  CHECK_THAT(unknown_vc.err().message, Contains("virtualCluster 'team-z' does not exist"));
+
+  auto foreign_pin = pod("g", 0, "team-b", 1, 1);
+  foreign_pin.spec.pinned_cell_id = "pin-a";
+  CHECK_THAT(core.add_pod(foreign_pin).err().message, Contains("not a pinned cell of virtualCluster 'team-b'"));
+
+  CHECK_THAT(core.add_pod(pod("g", 0, "team-a", 1001, 1)).err().message, Contains("priority must be"));
+
+  auto wrong_member = pod("g", 0, "team-a", 1, 2);
+  wrong_member.spec.members = {{1, 4}};
+  CHECK_THAT(core.add_pod(wrong_member).err().message, Contains("has no member of 2 GPUs"));
+  CHECK(core.group_of("g-0").empty());
+}
+
+TEST_CASE("a bind decision carries the GPUs and the annotations to write with the binding",
+          "[scheduler][core]") {
+  auto core = load();
+  REQUIRE(core.add_pod(pod("job", 0, "team-b", 1, 2, 2)));
+  REQUIRE(core.add_pod(pod("job", 1, "team-b", 1, 2, 2)));
+  const auto ds = core.schedule(0);
+  REQUIRE(ds.size() == 2);
+  const auto* first = find(ds, "job-0");
+  REQUIRE(first);
+  CHECK(first->kind == decision_kind::bind);
+  CHECK(first->group == "job");
+  CHECK(first->node == "n3"); // the pinned n4 split the second rack: buddy binding takes n3
+  CHECK(first->leaf_indices == std::vector<int>{0, 1});
+  CHECK(first->annotations.at(leaf_cell_isolation_annotation) == "0,1");
+  const auto& info = first->annotations.at(bind_info_annotation);
+  CHECK_THAT(info, Contains("node: \"n3\""));
+  CHECK_THAT(info, Contains("preassignedCellTypes: [\"V100-RACK.V100-NODE\", \"V100-RACK.V100-NODE\"]"));
+  CHECK(core.group_of("job-1") == "job");
+  // The extender may ask again for a pod already decided: the same answer comes back.
+  const auto again = core.schedule_one("job-0", {}, 10);
+  CHECK(again.kind == decision_kind::bind);
+  CHECK(again.node == "n3");
+  CHECK(again.leaf_indices == first->leaf_indices);
+  CHECK(core.schedule(20).empty());
+}
+
+TEST_CASE("a waiting pod is reported once per reason, not on every pass", "[scheduler][core]") {
+  auto core = load();
+  REQUIRE(core.add_pod(pod("huge", 0, "team-a", 1, 8, 2)));
+  REQUIRE(core.add_pod(pod("huge", 1, "team-a", 1, 8, 2)));
+  auto first = core.schedule(0);
+  REQUIRE(first.size() == 2);
+  CHECK(first[0].kind == decision_kind::wait);
+  CHECK_THAT(first[0].reason, Contains("VC team-a has 8 of 8 V100 GPUs free"));
+  CHECK(core.schedule(1).empty());
+  REQUIRE(core.add_pod(pod("small", 0, "team-a", 5, 2)));
+  const auto later = core.schedule(2);
+  REQUIRE(later.size() == 3); // small binds; huge's reason changed (6 of 8 free now)
+  CHECK(find(later, "small-0")->kind == decision_kind::bind);
+  CHECK_THAT(find(later, "huge-0")->reason, Contains("6 of 8"));
+}
+
+TEST_CASE("nodes count as healthy until the first node report, then only reported ones do",
+          "[scheduler][core]") {
+  auto core = load();
+  REQUIRE(core.add_pod(pod("a", 0, "team-b", 1, 8)));
+  CHECK(core.schedule(0).at(0).node == "n3");
+  core.set_node("n1", true); // n2, n3 and n4 were never reported: bad from now on
+  REQUIRE(core.add_pod(pod("b", 0, "team-b", 1, 8)));
+  const auto ds = core.schedule(1);
+  REQUIRE(ds.size() == 1);
+  CHECK(ds[0].kind == decision_kind::bind);
+  CHECK(ds[0].node == "n1");
+  core.remove_node("n1");
+  core.remove_pod("b-0");
+  REQUIRE(core.add_pod(pod("c", 0, "team-b", 1, 8)));
+  const auto none = core.schedule(2);
+  REQUIRE(none.size() == 1);
+  CHECK(none[0].kind == decision_kind::wait);
+  const auto physical = core.inspect_physical_cluster();
+  CHECK(physical.as_array().at(0).get_string("node") == "n1");
+  CHECK(physical.as_array().at(0).get_string("cellHealthiness") == "Bad");
+}
+
+TEST_CASE("a lazy preemption is announced as a notice and shown by inspect", "[scheduler][core]") {
+  auto core = load();
+  auto low = pod("low", 0, "team-a", 1, 8);
+  low.spec.lazy_preemption_enable = true;
+  REQUIRE(core.add_pod(low));
+  REQUIRE(core.schedule(0).at(0).kind == decision_kind::bind);
+  REQUIRE(core.add_pod(pod("high", 0, "team-a", 7, 8)));
+  const auto ds = core.schedule(1000);
+  REQUIRE(ds.size() == 1);
+  CHECK(ds[0].kind == decision_kind::bind); // bound elsewhere: team-a's node moved
+  const auto notices = core.take_notices();
+  REQUIRE(notices.size() == 1);
+  CHECK(notices[0].group == "low");
+  CHECK_THAT(notices[0].message, Contains("lazily preempted"));
+  CHECK(core.take_notices().empty());
+  auto g = core.inspect_group("low");
+  REQUIRE(g);
+  CHECK(g->find("lazyPreemptionStatus")->get_string("preemptor") == "high");
+  CHECK(g->find("lazyPreemptionStatus")->get_int("preemptionTime") == 1000);
+}
+
+TEST_CASE("after a restart a recreated pod of a running gang binds to its kept slot, whatever "
+          "the order the pods are reported in", "[scheduler][core]") {
+  auto core = load();
+  std::vector<pod_view> pods;
+  for (int i = 0; i < 3; ++i) {
+    pods.push_back(pod("gang", i, "team-b", 1, 2, 3));
+    REQUIRE(core.add_pod(pods.back()));
+  }
+  for (const auto& d : core.schedule(0)) {
+    REQUIRE(d.kind == decision_kind::bind);
+    for (auto& p : pods)
+      if (p.ref.uid == d.pod.uid) {
+        p.node = d.node;
+        p.bind_info = d.annotations.at(bind_info_annotation);
+      }
+  }
+  // gang-2 was deleted and recreated (no bind-info yet) while the scheduler was down.
+  auto recreated = pod("gang", 3, "team-b", 1, 2, 3);
+  auto restarted = load();
+  REQUIRE(restarted.add_pod(recreated));
+  REQUIRE(restarted.recover_pod(pods[0]));
+  REQUIRE(restarted.recover_pod(pods[1]));
+  const auto ds = restarted.schedule(10);
+  REQUIRE(ds.size() == 1);
+  CHECK(ds[0].pod.uid == "gang-3");
+  CHECK(ds[0].kind == decision_kind::bind);
+  CHECK(ds[0].node == pods[2].node);
+  CHECK(ds[0].leaf_indices == std::vector<int>{4, 5});
+}
+
+TEST_CASE("inspecting an unknown group or VC is a not-found error", "[scheduler][core]") {
+  auto core = load();
+  CHECK(core.inspect_group("nope").err().reason == "NotFound");
+  CHECK(core.inspect_virtual_cluster("nope").err().reason == "NotFound");
+  CHECK(core.inspect_virtual_clusters().as_object().size() == 2);
+  auto a = core.inspect_virtual_cluster("team-a");
+  REQUIRE(a);
+  CHECK(a->as_array().size() == 2); // one ordinary node, one pinned node
+}
+
+TEST_CASE("a random workload never gives a GPU to two live pods or a VC more than its quota",
+          "[scheduler][core][random]") {
+  std::mt19937 rng(20261121);
+  for (int run = 0; run < 20; ++run) {
+    auto core = load();
+    std::map<std::string, pod_decision> bound;  // live pods with a bind
+    std::map<std::string, std::vector<std::string>> live; // group -> uids
+    int next = 0;
+    for (int step = 0; step < 150; ++step) {
+      const int action = static_cast<int>(rng() % 10);
+      if (action < 5) {
+        const std::string g = "g" + std::to_string(next++);
+        const int gpus = 1 << (rng() % 4);
+        const int pods = 1 + static_cast<int>(rng() % 3);
+        const std::string vc = rng() % 2 ? "team-a" : "team-b";
+        const int prio = static_cast<int>(rng() % 4) - 1;
+        for (int i = 0; i < pods; ++i) {
+          auto v = pod(g, i, vc, prio, gpus, pods, step);
+          v.spec.lazy_preemption_enable = rng() % 2;
+          REQUIRE(core.add_pod(v));
+          live[g].push_back(v.ref.uid);
+        }
+      } else if (action < 8 && !live.empty()) {
+        auto it = live.begin();
+        std::advance(it, rng() % live.size());
+        for (const auto& uid : it->second) {
+          core.remove_pod(uid);
+          bound.erase(uid);
+        }
+        live.erase(it);
+      } else if (action == 8) {
+        core.set_node("n" + std::to_string(1 + rng() % 4), rng() % 3 != 0);
+      }
+      for (auto& d : core.schedule(step)) {
+        if (d.kind == decision_kind::bind) {
+          bound[d.pod.uid] = d;
+          core.pod_bound(d.pod.uid);
+        }
+        if (d.kind == decision_kind::preempt)
+          for (const auto& victim : d.victims) {
+            const auto group = core.group_of(victim.uid);
+            for (const auto& uid : live[group]) {
+              core.remove_pod(uid);
+              bound.erase(uid);
+            }
+            live.erase(group);
+          }
+      }
+      std::set<std::pair<std::string, int>> used;
+      for (const auto& [uid, d] : bound)
+        for (int gpu : d.leaf_indices) {
+          INFO("run " << run << " step " << step << " pod " << uid << " GPU " << d.node << "/" << gpu);
+          REQUIRE(used.insert({d.node, gpu}).second);
+        }
+      for (const auto& vc : {"team-a", "team-b"}) {
+        // Held in a variable: a range-for over a member of a temporary would dangle.
+        auto status = core.inspect_virtual_cluster(vc);
+        REQUIRE(status);
+        for (const auto& cell : status->as_array())
+          REQUIRE(cell.get_int("usedLeafCells") <= cell.get_int("totalLeafCells"));
+      }
+    }
+    for (const auto& [g, uids] : live)
+      for (const auto& uid : uids) core.remove_pod(uid);
+    for (const auto& n : {"n1", "n2", "n3", "n4"}) core.set_node(n, true);
+    for (const auto& node : core.inspect_physical_cluster().as_array())
+      CHECK(node.get_int("usedLeafCells") == 0);
+    auto team_b = core.inspect_virtual_cluster("team-b");
+    REQUIRE(team_b);
+    for (const auto& cell : team_b->as_array())
+      CHECK(cell.get_string("cellAddress").empty());
+    CHECK(core.inspect_groups().as_array().empty());
+  }
+}
