@@ -1,0 +1,264 @@
+#!/usr/bin/env bash
+# Conformance: Kozmo's extender behind an UNMODIFIED kube-scheduler v1.20.2 (../shared/tools/
+# real-k8s). The control plane starts without its own scheduler; this script runs kube-scheduler
+# with a KubeSchedulerConfiguration whose extender is ours (filter, preempt, bind,
+# nodeCacheCapable), creates two 4-GPU Nodes matching extender-cluster.yaml, and checks that:
+#   - a gang of 2 pods x 2 GPUs is bound by kube-scheduler through the extender (spec.nodeName,
+#     the bind-info and leaf-cell-isolation annotations, GPUs that do not overlap);
+#   - a pod whose scheduling spec is malformed stays Pending with a FailedScheduling event
+#     carrying the extender's message.
+#
+# Usage: extender_run.sh REPO EXTENDER_EXE   (EXTENDER_EXE: --config F --kubeconfig KC --listen H:P)
+# Env: KOZMO_CONFORMANCE_KEEP=1  keep the run directory (logs, PKI) for a look afterwards
+set -uo pipefail
+
+REPO=${1:?usage: extender_run.sh REPO EXTENDER_EXE}
+EXTENDER=${2:?extender executable}
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+
+PASS=0 FAIL=0
+ok() { PASS=$((PASS + 1)); echo "ok   - $1"; }
+bad() { FAIL=$((FAIL + 1)); echo "FAIL - $1"; shift; printf '       %s\n' "$@"; }
+log() { printf '[extender-conformance %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+finish() { echo "$PASS passed, $FAIL failed"; ((FAIL == 0)); exit $?; }
+
+TOOLS=$REPO/../shared/tools/real-k8s
+if [ ! -x "$TOOLS/start.sh" ] || [ ! -x "$TOOLS/build.sh" ]; then
+  bad "the real-k8s tools are present" "$TOOLS/{build,start,stop}.sh not found"
+  finish
+fi
+TOOLS=$(cd "$TOOLS" && pwd -P)
+BIN=${KOZMO_K8S_CACHE:-$HOME/.cache/kozmo/k8s-v1.20.2}
+
+RUNDIR=$(mktemp -d /tmp/kozmo-extender-conformance.XXXXXX)
+cleanup() {
+  # stop.sh stops what start.sh recorded plus the extender and kube-scheduler appended below
+  # (each only if it is still that program with RUNDIR in its command line).
+  [ -f "$RUNDIR/pids" ] && { "$TOOLS/stop.sh" "$RUNDIR" >"$RUNDIR/stop.log" 2>&1 || { echo "stop.sh failed:"; cat "$RUNDIR/stop.log"; }; }
+  if ((FAIL)); then
+    for f in extender.log kube-scheduler.log; do
+      [ -s "$RUNDIR/$f" ] || continue
+      echo "--- $f (tail) ---"
+      tail -n 40 "$RUNDIR/$f"
+    done
+  fi
+  if [ "${KOZMO_CONFORMANCE_KEEP:-0}" = 1 ]; then echo "run directory kept: $RUNDIR"; else rm -rf "$RUNDIR"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+# meson SIGKILLs a timed-out test shortly after SIGTERM: a watchdog in its own session stops
+# everything recorded in RUNDIR/pids once this script is gone, however it ended.
+setsid bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 1; done
+  [ -f "$3/pids" ] && "$2" "$3" >/dev/null 2>&1
+  [ "$4" = 1 ] || rm -rf "$3"' watchdog $$ "$TOOLS/stop.sh" "$RUNDIR" "${KOZMO_CONFORMANCE_KEEP:-0}" \
+  </dev/null >/dev/null 2>&1 &
+
+# ---- the control plane, without its own scheduler ----
+log "building the control plane if needed (the first build compiles Kubernetes: ~8 min)"
+if ! "$TOOLS/build.sh" "$BIN" >"$RUNDIR/build.log" 2>&1; then
+  bad "the real-k8s control plane builds" "$(tail -n 30 "$RUNDIR/build.log")"
+  finish
+fi
+log "starting kube-apiserver v1.20.2 in $RUNDIR"
+if ! KC=$("$TOOLS/start.sh" --dir "$RUNDIR" --bin "$BIN" 2>"$RUNDIR/start.log") || [ ! -s "$KC" ]; then
+  bad "the real-k8s control plane starts" "$(tail -n 30 "$RUNDIR/start.log")"
+  finish
+fi
+PKI=$RUNDIR/pki
+ok "kube-apiserver v1.20.2 is up"
+k() { kubectl --kubeconfig "$KC" --cache-dir "$RUNDIR/kubectl-cache" --request-timeout=20s "$@" 2>&1; }
+
+# ---- the extender (port 0: it prints the port it bound) ----
+cp "$HERE/extender-cluster.yaml" "$RUNDIR/extender-cluster.yaml"
+setsid "$EXTENDER" --config "$RUNDIR/extender-cluster.yaml" --kubeconfig "$KC" --listen 127.0.0.1:0 \
+  >"$RUNDIR/extender.out" 2>"$RUNDIR/extender.log" </dev/null &
+echo "$(basename "$EXTENDER") $!" >>"$RUNDIR/pids"
+EXTENDER_PID=$!
+EXT_PORT=""
+for _ in $(seq 1 100); do
+  EXT_PORT=$(sed -n 's/^listening \([0-9]*\)$/\1/p' "$RUNDIR/extender.out" 2>/dev/null)
+  [ -n "$EXT_PORT" ] && break
+  kill -0 "$EXTENDER_PID" 2>/dev/null || break
+  sleep 0.1
+done
+if [ -z "$EXT_PORT" ]; then
+  bad "the extender starts" "$(tail -n 20 "$RUNDIR/extender.log")"
+  finish
+fi
+if [ "$(curl -sS --max-time 5 "http://127.0.0.1:$EXT_PORT/healthz")" = ok ]; then ok "the extender answers /healthz on port $EXT_PORT"; else bad "the extender answers /healthz"; fi
+
+# ---- kube-scheduler with the extender ----
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+SCHED_PORT=""
+for _ in $(seq 1 200); do
+  p=$((20000 + (RANDOM * 32768 + RANDOM) % 12000))
+  port_in_use "$p" || { SCHED_PORT=$p; break; }
+done
+# The shipped configuration, pointed at this run's kubeconfig and extender port (and without
+# leader election: the kube-scheduler user may only hold the "kube-scheduler" lease).
+sed -e "s|kubeconfig: \"\"|kubeconfig: $PKI/kube-scheduler.kubeconfig|" \
+  -e "s|http://127.0.0.1:30096/v1/extender|http://127.0.0.1:$EXT_PORT/v1/extender|" \
+  -e "s|leaderElect: true|leaderElect: false|" \
+  "$REPO/deploy/scheduler/kube-scheduler-config.yaml" >"$RUNDIR/kube-scheduler-config.yaml"
+if ! grep -q "$EXT_PORT/v1/extender" "$RUNDIR/kube-scheduler-config.yaml" || ! grep -q "kubeconfig: $PKI" "$RUNDIR/kube-scheduler-config.yaml"; then
+  bad "deploy/scheduler/kube-scheduler-config.yaml can be pointed at this run" "$(cat "$RUNDIR/kube-scheduler-config.yaml")"
+  finish
+fi
+skc=$PKI/kube-scheduler.kubeconfig
+setsid "$BIN/kube-scheduler" --config="$RUNDIR/kube-scheduler-config.yaml" \
+  --authentication-kubeconfig="$skc" --authorization-kubeconfig="$skc" \
+  --bind-address=127.0.0.1 --secure-port="$SCHED_PORT" --port=0 \
+  --tls-cert-file="$PKI/localhost-serving.crt" --tls-private-key-file="$PKI/localhost-serving.key" --v=2 \
+  >"$RUNDIR/kube-scheduler.log" 2>&1 </dev/null &
+echo "kube-scheduler $!" >>"$RUNDIR/pids"
+SCHED_PID=$!
+healthy=0
+for _ in $(seq 1 100); do
+  if [ "$(curl -sS --max-time 2 --cacert "$PKI/ca.crt" "https://127.0.0.1:$SCHED_PORT/healthz" 2>/dev/null)" = ok ]; then healthy=1; break; fi
+  kill -0 "$SCHED_PID" 2>/dev/null || break
+  sleep 0.3
+done
+if ((healthy)); then ok "kube-scheduler v1.20.2 runs with the extender configuration"; else
+  bad "kube-scheduler starts with the extender configuration" "$(tail -n 20 "$RUNDIR/kube-scheduler.log")"
+  finish
+fi
+
+# ---- two 4-GPU nodes (no kubelet: status is written on create) ----
+gpu_node() {
+  cat <<EOF
+apiVersion: v1
+kind: Node
+metadata:
+  name: $1
+  labels: {kubernetes.io/hostname: $1}
+status:
+  capacity: {cpu: "16", memory: 64Gi, pods: "110", nvidia.com/gpu: "4", hivedscheduler.microsoft.com/pod-scheduling-enable: "100"}
+  allocatable: {cpu: "16", memory: 64Gi, pods: "110", nvidia.com/gpu: "4", hivedscheduler.microsoft.com/pod-scheduling-enable: "100"}
+  conditions:
+  - {type: Ready, status: "True", reason: KubeletReady, message: ready}
+EOF
+}
+for n in gpu-node-a gpu-node-b; do
+  out=$(k create -f - <<<"$(gpu_node "$n")")
+  grep -q created <<<"$out" && ok "node $n created" || bad "node $n created" "$out"
+done
+
+# ---- a gang of two 2-GPU pods ----
+gang_pod() { # name
+  cat <<EOF
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $1
+  namespace: default
+  annotations:
+    hivedscheduler.microsoft.com/pod-scheduling-spec: |
+      virtualCluster: vc1
+      priority: 10
+      leafCellNumber: 2
+      affinityGroup:
+        name: default/gang
+        members: [{podNumber: 2, leafCellNumber: 2}]
+spec:
+  schedulerName: kozmo-extender
+  containers:
+  - name: main
+    image: busybox
+    resources:
+      limits: {nvidia.com/gpu: "2", hivedscheduler.microsoft.com/pod-scheduling-enable: "1"}
+EOF
+}
+for p in gang-0 gang-1; do
+  out=$(k create -f - <<<"$(gang_pod "$p")")
+  grep -q created <<<"$out" || bad "pod $p created" "$out"
+done
+
+# eventually NAME PATTERN CMD...: CMD's output matches PATTERN (grep -E) within 45 s.
+eventually() {
+  local name=$1 pattern=$2 out _
+  shift 2
+  for _ in $(seq 1 90); do
+    out=$("$@")
+    grep -qE -- "$pattern" <<<"$out" && { ok "$name"; return 0; }
+    sleep 0.5
+  done
+  bad "$name" "wanted /$pattern/, last output: $out"
+  return 1
+}
+placement() { k get pod "$1" -o 'jsonpath={.spec.nodeName}|{.metadata.annotations.hivedscheduler\.microsoft\.com/pod-leaf-cell-isolation}'; }
+bind_info() { k get pod "$1" -o 'jsonpath={.metadata.annotations.hivedscheduler\.microsoft\.com/pod-bind-info}'; }
+
+if eventually "kube-scheduler binds gang-0 through the extender" '^gpu-node-[ab]\|[0-9]' placement gang-0 &&
+  eventually "kube-scheduler binds gang-1 through the extender" '^gpu-node-[ab]\|[0-9]' placement gang-1; then
+  p0=$(placement gang-0) p1=$(placement gang-1)
+  for p in gang-0 gang-1; do
+    info=$(bind_info "$p")
+    if grep -q 'affinityGroupBindInfo' <<<"$info" && grep -q 'leafCellIsolation' <<<"$info"; then
+      ok "$p carries the bind-info annotation"
+    else
+      bad "$p carries the bind-info annotation" "got: $info"
+    fi
+  done
+  n0=${p0%%|*} n1=${p1%%|*} g0=${p0#*|} g1=${p1#*|}
+  overlap=""
+  if [ "$n0" = "$n1" ]; then
+    for g in ${g0//,/ }; do [[ ",$g1," == *",$g,"* ]] && overlap+="$g "; done
+  fi
+  if [ -z "$overlap" ] && [ "$(tr ',' '\n' <<<"$g0" | wc -l)" = 2 ] && [ "$(tr ',' '\n' <<<"$g1" | wc -l)" = 2 ]; then
+    ok "the gang's GPUs do not overlap (gang-0 $n0:[$g0], gang-1 $n1:[$g1])"
+  else
+    bad "the gang's GPUs do not overlap" "gang-0 $n0:[$g0], gang-1 $n1:[$g1]"
+  fi
+  eventually "kube-scheduler reports the pods Scheduled" 'Scheduled' \
+    k get events --field-selector involvedObject.name=gang-1 -o 'jsonpath={.items[*].reason}'
+fi
+
+# ---- a pod whose scheduling spec cannot be read ----
+bad_pod() {
+  cat <<EOF
+apiVersion: v1
+kind: Pod
+metadata:
+  name: bad-spec
+  namespace: default
+  annotations:
+    hivedscheduler.microsoft.com/pod-scheduling-spec: "virtualCluster: vc1\nleafCellNumber: [oops\n"
+spec:
+  schedulerName: kozmo-extender
+  containers:
+  - name: main
+    image: busybox
+    resources:
+      limits: {nvidia.com/gpu: "1", hivedscheduler.microsoft.com/pod-scheduling-enable: "1"}
+EOF
+}
+out=$(k create -f - <<<"$(bad_pod)")
+grep -q created <<<"$out" || bad "pod bad-spec created" "$out"
+failed_scheduling() {
+  k get events --field-selector involvedObject.name=bad-spec,reason=FailedScheduling -o 'jsonpath={.items[*].message}'
+}
+eventually "a malformed spec gives a FailedScheduling event with the extender's message" 'default/bad-spec' failed_scheduling
+eventually "the extender posts a Warning event about the malformed spec" 'InvalidSchedulingSpec' \
+  k get events --field-selector involvedObject.name=bad-spec -o 'jsonpath={.items[*].reason}'
+node=$(k get pod bad-spec -o 'jsonpath={.status.phase}|{.spec.nodeName}')
+if [ "$node" = "Pending|" ]; then ok "the pod with the malformed spec stays Pending and unbound"; else bad "the pod with the malformed spec stays Pending and unbound" "got: $node"; fi
+
+# ---- the inspect API reflects the gang ----
+groups=$(curl -sS --max-time 5 "http://127.0.0.1:$EXT_PORT/v1/inspect/affinitygroups/")
+if grep -q 'default/gang' <<<"$groups"; then ok "/v1/inspect/affinitygroups/ lists the gang"; else bad "/v1/inspect/affinitygroups/ lists the gang" "$groups"; fi
+
+# ---- the in-cluster example is accepted by the API server ----
+out=$(k apply --dry-run=server -f "$REPO/deploy/scheduler/deployment.yaml")
+if [ "$(grep -c 'server dry run' <<<"$out")" -ge 8 ]; then ok "deploy/scheduler/deployment.yaml passes a server-side dry run"; else
+  bad "deploy/scheduler/deployment.yaml passes a server-side dry run" "$out"
+fi
+
+# ---- the extender stops cleanly on SIGTERM ----
+kill -TERM "$EXTENDER_PID"
+for _ in $(seq 1 50); do kill -0 "$EXTENDER_PID" 2>/dev/null || break; sleep 0.2; done
+if kill -0 "$EXTENDER_PID" 2>/dev/null; then bad "the extender stops on SIGTERM"; else
+  wait "$EXTENDER_PID" 2>/dev/null
+  rc=$?
+  if [ "$rc" = 0 ]; then ok "the extender stops on SIGTERM with status 0"; else bad "the extender stops on SIGTERM with status 0" "status $rc"; fi
+fi
+finish
