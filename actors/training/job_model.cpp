@@ -1,0 +1,403 @@
+// Decoding, defaults and validation of the training job kinds.
+#include "actors/training/job_model.hpp"
+
+#include "k8s/model/quantity.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace kozmo::training {
+namespace {
+
+const std::vector<kind_traits>& kind_table() {
+  static const std::vector<kind_traits> table = {
+      {job_kind::pytorch, "PyTorchJob", "kubeflow.org/v1", "pytorchReplicaSpecs", "pytorch", "pytorchjob-port", 23456,
+       "OnFailure", "pytorchjob-controller", {"Master", "Worker"}},
+      {job_kind::tensorflow, "TFJob", "kubeflow.org/v1", "tfReplicaSpecs", "tensorflow", "tfjob-port", 2222, "Never",
+       "tfjob-controller", {"Chief", "Master", "PS", "Worker", "Evaluator"}},
+      {job_kind::mpi, "MPIJob", "kubeflow.org/v1", "mpiReplicaSpecs", "mpi", "mpi-port", 9999, "Never",
+       "mpijob-controller", {"Launcher", "Worker"}},
+      {job_kind::caffe2, "Caffe2Job", "kubeflow.org/v1alpha1", "replicaSpecs", "caffe2", "caffe2-port", 2222, "ExitCode",
+       "caffe2job-controller", {"Worker"}},
+  };
+  return table;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+error invalid(const std::string& msg) { return error::invalid(msg); }
+
+std::optional<restart_policy> parse_restart(std::string_view s) {
+  if (s == "Always")
+    return restart_policy::always;
+  if (s == "OnFailure")
+    return restart_policy::on_failure;
+  if (s == "Never")
+    return restart_policy::never;
+  if (s == "ExitCode")
+    return restart_policy::exit_code;
+  return std::nullopt;
+}
+
+// An optional integer member; a member of another type is an error naming `path`.
+expected<std::optional<std::int64_t>> opt_int(const json::value& v, std::string_view key, const std::string& path) {
+  const json::value* m = v.find(key);
+  if (m == nullptr || m->is_null())
+    return std::optional<std::int64_t>{};
+  if (!m->is_int())
+    return invalid(path + " must be an integer");
+  return std::optional<std::int64_t>{m->as_int()};
+}
+
+expected<std::string> opt_string(const json::value& v, std::string_view key, const std::string& path) {
+  const json::value* m = v.find(key);
+  if (m == nullptr || m->is_null())
+    return std::string{};
+  if (!m->is_string())
+    return invalid(path + " must be a string");
+  return m->as_string();
+}
+
+int gpus_of_resources(const json::value& resources, std::string_view which) {
+  const json::value* list = resources.find(which);
+  if (list == nullptr)
+    return 0;
+  const json::value* g = list->find("nvidia.com/gpu");
+  if (g == nullptr)
+    return 0;
+  if (g->is_int())
+    return static_cast<int>(g->as_int());
+  if (g->is_string()) {
+    auto q = k8s::quantity::parse(g->as_string());
+    return q ? static_cast<int>(q->value()) : 0;
+  }
+  return 0;
+}
+
+// The peer's setDefaultPort: the default container gets the kind's named port unless it has one.
+void add_default_port(json::value& container, const kind_traits& k) {
+  json::value& ports = container["ports"];
+  if (!ports.is_array())
+    ports = json::array{};
+  for (const json::value& p : ports.as_array())
+    if (p.get_string("name") == k.default_port_name)
+      return;
+  json::value port = json::object{};
+  port["name"] = std::string(k.default_port_name);
+  port["containerPort"] = k.default_port;
+  ports.as_array().push_back(std::move(port));
+}
+
+expected<replica_spec> decode_replica(const kind_traits& k, const std::string& type, const json::value& spec,
+                                      const std::string& path) {
+  if (!spec.is_object())
+    return invalid(path + " must be an object with replicas and template");
+  replica_spec r;
+  r.type = type;
+  auto replicas = opt_int(spec, "replicas", path + ".replicas");
+  if (!replicas)
+    return replicas.err();
+  int default_replicas = 1;
+  if (k.kind == job_kind::mpi && type == "Worker")
+    default_replicas = 0;
+  r.replicas = static_cast<int>(replicas->value_or(default_replicas));
+  if (*replicas && **replicas < 0)
+    return invalid(path + ".replicas is " + std::to_string(**replicas) + ": use 0 or more");
+  auto policy = opt_string(spec, "restartPolicy", path + ".restartPolicy");
+  if (!policy)
+    return policy.err();
+  std::string policy_text = policy->empty() ? std::string(k.default_restart) : *policy;
+  auto rp = parse_restart(policy_text);
+  if (!rp)
+    return invalid(path + ".restartPolicy is \"" + policy_text + "\": use Always, OnFailure, Never or ExitCode");
+  r.restart = *rp;
+
+  const json::value* tmpl = spec.find("template");
+  if (tmpl == nullptr || !tmpl->is_object())
+    return invalid(path + ".template is missing: give the pod template with at least one container named " +
+                   std::string(k.default_container));
+  r.pod_template = *tmpl;
+  json::value* containers = r.pod_template.at_path({"spec", "containers"});
+  if (containers == nullptr || !containers->is_array() || containers->as_array().empty())
+    return invalid(path + ".template.spec.containers is empty: add a container named " +
+                   std::string(k.default_container));
+  json::value* main = nullptr;
+  std::vector<std::string> names;
+  for (json::value& c : containers->as_array()) {
+    if (!c.is_object())
+      return invalid(path + ".template.spec.containers must hold objects");
+    names.push_back(c.get_string("name"));
+    if (names.back() == k.default_container)
+      main = &c;
+  }
+  if (main == nullptr) {
+    std::string list;
+    for (const auto& n : names)
+      list += (list.empty() ? "\"" : ", \"") + n + "\"";
+    return invalid(path + ".template.spec.containers has no container named \"" + std::string(k.default_container) +
+                   "\" (found " + list + "): " + std::string(k.name) +
+                   " finds the training process by that name; rename the main container to \"" +
+                   std::string(k.default_container) + "\"");
+  }
+  add_default_port(*main, k);
+  r.gpus_per_pod = gpus_of_template(r.pod_template);
+  return r;
+}
+
+status decode_run_policy(const json::value& spec, run_policy& run, const std::string& path) {
+  // The peer moved runPolicy under spec.runPolicy; older jobs have its fields on spec itself.
+  const json::value* rp = spec.find("runPolicy");
+  const json::value& src = rp != nullptr && rp->is_object() ? *rp : spec;
+  const std::string where = rp != nullptr ? path + ".runPolicy" : path;
+  auto clean = opt_string(src, "cleanPodPolicy", where + ".cleanPodPolicy");
+  if (!clean)
+    return clean.err();
+  if (clean->empty() || *clean == "None")
+    run.clean_pods = clean_pod_policy::none;
+  else if (*clean == "Running")
+    run.clean_pods = clean_pod_policy::running;
+  else if (*clean == "All")
+    run.clean_pods = clean_pod_policy::all;
+  else
+    return invalid(where + ".cleanPodPolicy is \"" + *clean + "\": use All, Running or None");
+  auto ttl = opt_int(src, "ttlSecondsAfterFinished", where + ".ttlSecondsAfterFinished");
+  auto ads = opt_int(src, "activeDeadlineSeconds", where + ".activeDeadlineSeconds");
+  auto backoff = opt_int(src, "backoffLimit", where + ".backoffLimit");
+  for (auto* e : {&ttl, &ads, &backoff})
+    if (!*e)
+      return e->err();
+  run.ttl_seconds_after_finished = *ttl;
+  run.active_deadline_seconds = *ads;
+  if (*backoff)
+    run.backoff_limit = static_cast<int>(**backoff);
+  if (run.active_deadline_seconds && *run.active_deadline_seconds <= 0)
+    return invalid(where + ".activeDeadlineSeconds must be a positive number of seconds");
+  if (run.backoff_limit && *run.backoff_limit < 0)
+    return invalid(where + ".backoffLimit must be 0 or more");
+  run.suspend = src.get_bool("suspend", false);
+  run.managed_by = src.get_string("managedBy");
+  if (const json::value* sp = src.find("schedulingPolicy"); sp != nullptr && sp->is_object()) {
+    auto min = opt_int(*sp, "minAvailable", where + ".schedulingPolicy.minAvailable");
+    auto timeout = opt_int(*sp, "scheduleTimeoutSeconds", where + ".schedulingPolicy.scheduleTimeoutSeconds");
+    if (!min)
+      return min.err();
+    if (!timeout)
+      return timeout.err();
+    if (*min)
+      run.scheduling.min_available = static_cast<int>(**min);
+    if (*timeout)
+      run.scheduling.schedule_timeout_seconds = static_cast<int>(**timeout);
+    run.scheduling.queue = sp->get_string("queue");
+    run.scheduling.priority_class = sp->get_string("priorityClass");
+  }
+  return ok;
+}
+
+void decode_elastic(const json::value& e, elastic_policy& p) {
+  auto get = [&](std::string_view key) -> std::optional<int> {
+    const json::value* m = e.find(key);
+    if (m == nullptr || !m->is_int())
+      return std::nullopt;
+    return static_cast<int>(m->as_int());
+  };
+  p.min_replicas = get("minReplicas");
+  p.max_replicas = get("maxReplicas");
+  p.rdzv_port = get("rdzvPort");
+  p.max_restarts = get("maxRestarts");
+  p.nproc_per_node = get("nProcPerNode");
+  if (auto b = e.get_string("rdzvBackend"); !b.empty())
+    p.rdzv_backend = b;
+  p.rdzv_host = e.get_string("rdzvHost");
+  p.rdzv_id = e.get_string("rdzvId");
+  if (const json::value* conf = e.find("rdzvConf"); conf != nullptr && conf->is_array())
+    for (const json::value& kv : conf->as_array())
+      p.rdzv_conf.emplace_back(kv.get_string("key"), kv.get_string("value"));
+}
+
+status decode_kind_fields(const json::value& spec, training_job& job) {
+  switch (job.traits->kind) {
+  case job_kind::pytorch:
+    if (const json::value* e = spec.find("elasticPolicy"); e != nullptr && e->is_object()) {
+      job.elastic.emplace();
+      decode_elastic(*e, *job.elastic);
+    }
+    if (const json::value* n = spec.find("nprocPerNode"); n != nullptr && n->is_string())
+      job.nproc_per_node = n->as_string();
+    else if (job.elastic && job.elastic->nproc_per_node)
+      job.nproc_per_node = std::to_string(*job.elastic->nproc_per_node);
+    break;
+  case job_kind::tensorflow:
+    job.success_policy = spec.get_string("successPolicy");
+    if (!job.success_policy.empty() && job.success_policy != "AllWorkers")
+      return invalid("spec.successPolicy is \"" + job.success_policy + "\": use AllWorkers or leave it empty");
+    break;
+  case job_kind::mpi:
+    job.slots_per_worker = static_cast<int>(spec.get_int("slotsPerWorker", 1));
+    if (job.slots_per_worker < 1)
+      return invalid("spec.slotsPerWorker must be 1 or more");
+    break;
+  case job_kind::caffe2:
+    if (const json::value* b = spec.find("backendSpecs"); b != nullptr && b->is_object()) {
+      job.backend_type = b->get_string("backendType");
+      job.redis_host = b->get_string("redisHost");
+      job.redis_port = static_cast<int>(b->get_int("redisPort", 6379));
+      if (!job.backend_type.empty() && job.backend_type != "redis" && job.backend_type != "nfs" &&
+          job.backend_type != "none")
+        return invalid("spec.backendSpecs.backendType is \"" + job.backend_type + "\": use redis, nfs or none");
+    }
+    if (const json::value* c = spec.at_path({"terminationPolicy", "chief"}); c != nullptr && c->is_object())
+    {
+      std::string name = c->get_string("replicaName", "Worker");
+      if (lower(name) != "worker")
+        return invalid("spec.terminationPolicy.chief.replicaName is \"" + name +
+                       "\": a Caffe2Job's replicas are workers; use Worker");
+      job.chief = std::pair<std::string, int>{"Worker", static_cast<int>(c->get_int("replicaIndex", 0))};
+    }
+    break;
+  }
+  return ok;
+}
+
+} // namespace
+
+const kind_traits* traits_for(std::string_view kind) {
+  for (const auto& k : kind_table())
+    if (k.name == kind)
+      return &k;
+  return nullptr;
+}
+
+std::string_view to_string(restart_policy p) {
+  switch (p) {
+  case restart_policy::always: return "Always";
+  case restart_policy::on_failure: return "OnFailure";
+  case restart_policy::never: return "Never";
+  case restart_policy::exit_code: return "ExitCode";
+  }
+  return "Never";
+}
+
+const replica_spec* training_job::find(std::string_view type) const {
+  for (const auto& r : replicas)
+    if (r.type == type)
+      return &r;
+  return nullptr;
+}
+
+int training_job::total_replicas() const {
+  int n = 0;
+  for (const auto& r : replicas)
+    n += r.replicas;
+  return n;
+}
+
+int gpus_of_template(const json::value& pod_template) {
+  const json::value* containers = pod_template.at_path({"spec", "containers"});
+  if (containers == nullptr || !containers->is_array())
+    return 0;
+  int total = 0;
+  for (const json::value& c : containers->as_array()) {
+    const json::value* res = c.find("resources");
+    if (res == nullptr)
+      continue;
+    int g = gpus_of_resources(*res, "limits");
+    total += g > 0 ? g : gpus_of_resources(*res, "requests");
+  }
+  return total;
+}
+
+std::string managed_by_of(const json::value& document) {
+  const json::value* spec = document.find("spec");
+  if (spec == nullptr)
+    return {};
+  if (const json::value* rp = spec->find("runPolicy"); rp != nullptr && rp->is_object())
+    return rp->get_string("managedBy");
+  return spec->get_string("managedBy");
+}
+
+expected<training_job> decode_job(const k8s::custom_object& object) {
+  training_job job;
+  job.traits = traits_for(object.kind);
+  if (job.traits == nullptr)
+    return invalid("kind " + object.kind + " is not a training job kind (PyTorchJob, TFJob, MPIJob, Caffe2Job)");
+  job.metadata = object.metadata;
+  const json::value* spec = object.document.find("spec");
+  if (spec == nullptr || !spec->is_object())
+    return invalid("spec is missing: give " + std::string(job.traits->replica_specs_key));
+  if (const json::value* st = object.document.find("status"))
+    job.status = status_from_json(*st);
+  const kind_traits& k = *job.traits;
+  const std::string specs_path = "spec." + std::string(k.replica_specs_key);
+  const json::value* specs = spec->find(k.replica_specs_key);
+  if (specs == nullptr || !specs->is_object() || specs->as_object().empty())
+    return invalid(specs_path + " is missing: give at least one replica spec");
+
+  if (k.kind == job_kind::caffe2) {
+    // Caffe2Job v1alpha1 has a single replica spec; its pods are workers.
+    auto r = decode_replica(k, "Worker", *specs, specs_path);
+    if (!r)
+      return r.err();
+    job.replicas.push_back(std::move(*r));
+  } else {
+    std::vector<std::pair<std::string, const json::value*>> found;
+    for (const auto& [key, value] : specs->as_object()) {
+      // The peer accepts any case ("worker", "ps") and normalises to its spelling.
+      auto known = std::find_if(k.replica_types.begin(), k.replica_types.end(),
+                                [&](std::string_view t) { return lower(t) == lower(key); });
+      if (known == k.replica_types.end()) {
+        std::string list;
+        for (auto t : k.replica_types)
+          list += (list.empty() ? "" : ", ") + std::string(t);
+        return invalid(specs_path + "." + key + ": unknown replica type for " + std::string(k.name) + "; use " +
+                       list);
+      }
+      found.emplace_back(std::string(*known), &value);
+    }
+    for (auto t : k.replica_types) {
+      for (const auto& [type, value] : found) {
+        if (type != t)
+          continue;
+        auto r = decode_replica(k, type, *value, specs_path + "." + type);
+        if (!r)
+          return r.err();
+        job.replicas.push_back(std::move(*r));
+      }
+    }
+  }
+  if (auto st = decode_run_policy(*spec, job.run, "spec"); !st)
+    return st.err();
+  if (auto st = decode_kind_fields(*spec, job); !st)
+    return st.err();
+
+  // Kind-level checks the peer's validating webhook makes.
+  if (k.kind == job_kind::tensorflow) {
+    int chiefs = 0;
+    for (const auto& r : job.replicas)
+      if (r.type == "Chief" || r.type == "Master")
+        chiefs += r.replicas;
+    if (chiefs > 1)
+      return invalid("spec.tfReplicaSpecs: a TFJob has at most one Chief or Master replica, found " +
+                     std::to_string(chiefs));
+  }
+  if (k.kind == job_kind::pytorch) {
+    const replica_spec* master = job.find("Master");
+    if (master != nullptr && master->replicas != 1)
+      return invalid("spec.pytorchReplicaSpecs.Master.replicas is " + std::to_string(master->replicas) +
+                     ": a PyTorchJob has exactly one Master");
+  }
+  if (k.kind == job_kind::mpi) {
+    const replica_spec* launcher = job.find("Launcher");
+    if (launcher == nullptr || launcher->replicas != 1)
+      return invalid("spec.mpiReplicaSpecs.Launcher: an MPIJob needs exactly one Launcher replica");
+  }
+  if (job.run.scheduling.min_available && *job.run.scheduling.min_available < 1)
+    return invalid("spec.runPolicy.schedulingPolicy.minAvailable must be 1 or more");
+  return job;
+}
+
+} // namespace kozmo::training

@@ -1,0 +1,121 @@
+// A training job (PyTorchJob, TFJob, MPIJob, Caffe2Job) as the reconcile core reads it.
+//
+// The four kinds share one model: a list of replica specs (each with its pod template kept as
+// JSON so that every field the user wrote reaches the pod), a run policy, and the few
+// kind-specific fields. `decode_job` reads the custom object, applies the peer's defaults
+// (replicas 1, the kind's restart policy, the default port on the default container) and
+// validates; a malformed job comes back as an error whose message says what to fix.
+#pragma once
+
+#include "actors/training/job_status.hpp"
+#include "k8s/error.hpp"
+#include "k8s/json/value.hpp"
+#include "k8s/model/custom_object.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kozmo::training {
+
+enum class job_kind { pytorch, tensorflow, mpi, caffe2 };
+
+// What differs between kinds, as a table (see kind_table in job_model.cpp).
+struct kind_traits {
+  job_kind kind;
+  std::string_view name;             // "PyTorchJob"
+  std::string_view api_version;      // "kubeflow.org/v1"
+  std::string_view replica_specs_key; // "pytorchReplicaSpecs"; Caffe2: "replicaSpecs" (one spec)
+  std::string_view default_container; // "pytorch"
+  std::string_view default_port_name; // "pytorchjob-port"
+  int default_port = 0;
+  std::string_view default_restart;   // "OnFailure"
+  std::string_view operator_name;     // value of training.kubeflow.org/operator-name
+  std::vector<std::string_view> replica_types; // canonical spelling, in creation order
+};
+
+// The traits of a kind name ("PyTorchJob"), or nullptr for a kind this core does not run.
+const kind_traits* traits_for(std::string_view kind);
+
+enum class restart_policy { always, on_failure, never, exit_code };
+std::string_view to_string(restart_policy p);
+
+enum class clean_pod_policy { none, running, all };
+
+struct replica_spec {
+  std::string type; // canonical: "Master", "Worker", "PS", ...
+  int replicas = 1;
+  restart_policy restart = restart_policy::never;
+  // The pod template (metadata + spec) after defaulting: the default container carries the
+  // default port. Fields this core does not know are kept as they were written.
+  json::value pod_template;
+  int gpus_per_pod = 0; // nvidia.com/gpu limits summed over the containers
+};
+
+struct scheduling_policy {
+  std::optional<int> min_available;
+  std::string queue;
+  std::string priority_class;
+  std::optional<int> schedule_timeout_seconds;
+};
+
+struct run_policy {
+  clean_pod_policy clean_pods = clean_pod_policy::none;
+  std::optional<std::int64_t> ttl_seconds_after_finished;
+  std::optional<std::int64_t> active_deadline_seconds;
+  std::optional<int> backoff_limit;
+  scheduling_policy scheduling;
+  bool suspend = false;
+  std::string managed_by;
+};
+
+// PyTorch elastic training (torchrun's rendezvous).
+struct elastic_policy {
+  std::optional<int> min_replicas;
+  std::optional<int> max_replicas;
+  std::string rdzv_backend = "c10d";
+  std::optional<int> rdzv_port;
+  std::string rdzv_host;
+  std::string rdzv_id;
+  std::vector<std::pair<std::string, std::string>> rdzv_conf;
+  std::optional<int> max_restarts;
+  std::optional<int> nproc_per_node;
+};
+
+struct training_job {
+  const kind_traits* traits = nullptr;
+  k8s::object_meta metadata;
+  std::vector<replica_spec> replicas; // in the kind's canonical order
+  run_policy run;
+  job_status status;
+
+  // PyTorchJob
+  std::optional<elastic_policy> elastic;
+  std::string nproc_per_node = "auto";
+  // TFJob: "" (default: worker-0 decides) or "AllWorkers"
+  std::string success_policy;
+  // MPIJob
+  int slots_per_worker = 1;
+  // Caffe2Job
+  std::string backend_type; // "redis", "nfs", "none" or empty
+  std::string redis_host;
+  int redis_port = 6379;
+  std::optional<std::pair<std::string, int>> chief; // terminationPolicy.chief {replicaName, replicaIndex}
+
+  const replica_spec* find(std::string_view type) const;
+  int total_replicas() const;
+};
+
+// Reads the managedBy and suspend fields without validating the rest (a job managed by
+// someone else is left alone even if it is malformed for us).
+std::string managed_by_of(const json::value& document);
+
+// Decodes and validates. Errors are user errors: "spec.pytorchReplicaSpecs.Worker.replicas
+// is -1: use 0 or more".
+expected<training_job> decode_job(const k8s::custom_object& object);
+
+// The GPUs (nvidia.com/gpu limit, else request) a pod template's containers ask for, summed.
+int gpus_of_template(const json::value& pod_template);
+
+} // namespace kozmo::training

@@ -1,0 +1,39 @@
+// Settings of the training job controller (configuration, passed in; no globals).
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace kozmo::training {
+
+// schedulingPolicy.priorityClass → kozmo.io/priority. A class name that parses as an
+// integer is used as it is (clamped to -1..1000); a name in this table maps to its value;
+// anything else is 0.
+inline std::map<std::string, int> default_priority_classes() {
+  return {
+      {"opportunistic", -1},          {"low", 0},    {"normal", 100}, {"high", 500}, {"critical", 1000},
+      {"system-cluster-critical", 1000}, {"system-node-critical", 1000},
+  };
+}
+
+struct options {
+  // schedulerName written on pods that ask for GPUs (unless their template names one).
+  std::string scheduler_name = "kozmo";
+  // kozmo.io/virtual-cluster when schedulingPolicy.queue is empty.
+  std::string default_virtual_cluster = "default";
+  std::map<std::string, int> priority_classes = default_priority_classes();
+  // "" → services are addressed as <svc>.<ns>.svc; "cluster.local" → <svc>.<ns>.svc.cluster.local.
+  std::string cluster_domain;
+  // How long a pod may sit in ImagePullBackOff / ErrImagePull / InvalidImageName /
+  // CreateContainerConfigError before the job fails.
+  std::chrono::seconds image_error_grace{300};
+  // How long a pod may stay unschedulable (PodScheduled=False) before the job fails;
+  // schedulingPolicy.scheduleTimeoutSeconds overrides it per job; nullopt = wait forever.
+  std::optional<std::chrono::seconds> unschedulable_grace{std::chrono::seconds{300}};
+  // Jobs with spec.runPolicy.managedBy set to something else are left alone.
+  std::string managed_by = "kubeflow.org/training-operator";
+};
+
+} // namespace kozmo::training

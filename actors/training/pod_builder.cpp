@@ -1,0 +1,282 @@
+#include "actors/training/pod_builder.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+namespace kozmo::training {
+namespace {
+
+constexpr const char* mpi_volume = "mpi-job-config";
+
+void set_if_absent(json::value& obj, std::string_view key, json::value v) {
+  if (obj.find(key) == nullptr)
+    obj[key] = std::move(v);
+}
+
+json::value labels_json(const std::map<std::string, std::string>& labels) {
+  json::value out = json::object{};
+  for (const auto& [k, v] : labels)
+    out[k] = v;
+  return out;
+}
+
+std::map<std::string, std::string> replica_labels(const training_job& job, std::string_view type, int index) {
+  auto labels = job_labels(job);
+  labels[label::replica_type] = lower_type(type);
+  labels[label::replica_index] = std::to_string(index);
+  return labels;
+}
+
+// Appends the variables the user has not set already: a user's own value wins.
+void add_env(json::value& container, const std::vector<std::pair<std::string, std::string>>& env) {
+  json::value& list = container["env"];
+  if (!list.is_array())
+    list = json::array{};
+  for (const auto& [name, value] : env) {
+    bool present = std::any_of(list.as_array().begin(), list.as_array().end(),
+                               [&](const json::value& e) { return e.get_string("name") == name; });
+    if (present)
+      continue;
+    json::value e = json::object{};
+    e["name"] = name;
+    e["value"] = value;
+    list.as_array().push_back(std::move(e));
+  }
+}
+
+void mount_mpi_hostfile(const training_job& job, json::value& spec) {
+  json::value& volumes = spec["volumes"];
+  if (!volumes.is_array())
+    volumes = json::array{};
+  json::value vol = json::object{};
+  vol["name"] = mpi_volume;
+  json::value cm = json::object{};
+  cm["name"] = mpi_config_map_name(job);
+  json::value item = json::object{};
+  item["key"] = "hostfile";
+  item["path"] = "hostfile";
+  cm["items"] = json::array{item};
+  vol["configMap"] = std::move(cm);
+  volumes.as_array().push_back(std::move(vol));
+  for (json::value& c : spec["containers"].as_array()) {
+    json::value& mounts = c["volumeMounts"];
+    if (!mounts.is_array())
+      mounts = json::array{};
+    json::value m = json::object{};
+    m["name"] = mpi_volume;
+    m["mountPath"] = "/etc/mpi";
+    mounts.as_array().push_back(std::move(m));
+  }
+}
+
+} // namespace
+
+std::string lower_type(std::string_view type) {
+  std::string out(type);
+  for (char& c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string replica_object_name(const std::string& job, std::string_view type, int index) {
+  return job + "-" + lower_type(type) + "-" + std::to_string(index);
+}
+
+std::map<std::string, std::string> job_labels(const training_job& job) {
+  return {{label::job_name, job.metadata.name}, {label::operator_name, std::string(job.traits->operator_name)}};
+}
+
+std::string selector_string(const training_job& job, std::string_view type) {
+  std::string out;
+  auto labels = job_labels(job);
+  labels[label::replica_type] = lower_type(type);
+  for (const auto& [k, v] : labels)
+    out += (out.empty() ? "" : ",") + k + "=" + v;
+  return out;
+}
+
+bool is_master_role(const training_job& job, std::string_view type, int index) {
+  switch (job.traits->kind) {
+  case job_kind::pytorch: return type == "Master";
+  case job_kind::tensorflow:
+    if (job.find("Chief") != nullptr || job.find("Master") != nullptr)
+      return type == "Chief" || type == "Master";
+    return type == "Worker" && index == 0;
+  case job_kind::mpi: return type == "Launcher";
+  case job_kind::caffe2:
+    return job.chief ? (type == job.chief->first && index == job.chief->second) : index == 0;
+  }
+  return false;
+}
+
+json::value controller_ref(const training_job& job) {
+  json::value ref = json::object{};
+  ref["apiVersion"] = std::string(job.traits->api_version);
+  ref["kind"] = std::string(job.traits->name);
+  ref["name"] = job.metadata.name;
+  ref["uid"] = job.metadata.uid;
+  ref["controller"] = true;
+  ref["blockOwnerDeletion"] = true;
+  return ref;
+}
+
+int priority_of(const std::string& priority_class, const std::map<std::string, int>& table) {
+  int n = 0;
+  auto [ptr, ec] = std::from_chars(priority_class.data(), priority_class.data() + priority_class.size(), n);
+  if (!priority_class.empty() && ec == std::errc{} && ptr == priority_class.data() + priority_class.size())
+    return std::clamp(n, -1, 1000);
+  if (auto it = table.find(priority_class); it != table.end())
+    return std::clamp(it->second, -1, 1000);
+  return 0;
+}
+
+gang_plan plan_gang(const training_job& job, const options& opt) {
+  gang_plan plan;
+  for (const auto& r : job.replicas)
+    plan.enabled = plan.enabled || (r.replicas > 0 && r.gpus_per_pod > 0);
+  if (!plan.enabled)
+    return plan;
+  plan.name = job.metadata.namespace_ + "/" + job.metadata.name;
+  plan.virtual_cluster =
+      job.run.scheduling.queue.empty() ? opt.default_virtual_cluster : job.run.scheduling.queue;
+  plan.priority = priority_of(job.run.scheduling.priority_class, opt.priority_classes);
+  const int limit = job.run.scheduling.min_available.value_or(job.total_replicas());
+  std::vector<std::pair<int, int>> members; // (gpus, pods) in first-seen order
+  int position = 0;
+  for (const auto& r : job.replicas) {
+    for (int i = 0; i < r.replicas; ++i, ++position) {
+      bool member = position < limit && r.gpus_per_pod > 0;
+      plan.in_gang[{r.type, i}] = member;
+      if (!member)
+        continue;
+      auto it = std::find_if(members.begin(), members.end(), [&](auto& m) { return m.first == r.gpus_per_pod; });
+      if (it == members.end())
+        members.emplace_back(r.gpus_per_pod, 1);
+      else
+        ++it->second;
+    }
+  }
+  for (const auto& [gpus, pods] : members)
+    plan.members += (plan.members.empty() ? "" : ",") + std::to_string(pods) + "x" + std::to_string(gpus);
+  return plan;
+}
+
+json::value build_pod(const training_job& job, const replica_spec& spec, int index, const gang_plan& gang,
+                      const options& opt) {
+  const json::value* tmeta = spec.pod_template.find("metadata");
+  const json::value* tspec = spec.pod_template.find("spec");
+  json::value pod = json::object{};
+  pod["apiVersion"] = "v1";
+  pod["kind"] = "Pod";
+  json::value meta = tmeta != nullptr && tmeta->is_object() ? *tmeta : json::value(json::object{});
+  meta.as_object().erase("generateName");
+  meta["name"] = replica_object_name(job.metadata.name, spec.type, index);
+  meta["namespace"] = job.metadata.namespace_;
+  json::value& labels = meta["labels"];
+  if (!labels.is_object())
+    labels = json::object{};
+  for (const auto& [k, v] : replica_labels(job, spec.type, index))
+    labels[k] = v;
+  if (is_master_role(job, spec.type, index))
+    labels[label::job_role] = "master";
+  meta["ownerReferences"] = json::array{controller_ref(job)};
+
+  json::value pspec = tspec != nullptr && tspec->is_object() ? *tspec : json::value(json::object{});
+  // The replica spec's restart policy overrides the template's; ExitCode is the operator's
+  // business, so the kubelet must never restart those pods itself.
+  pspec["restartPolicy"] =
+      std::string(spec.restart == restart_policy::exit_code ? "Never" : to_string(spec.restart));
+  auto env = replica_env(job, spec, index, opt);
+  for (json::value& c : pspec["containers"].as_array())
+    add_env(c, env);
+  if (job.traits->kind == job_kind::mpi && spec.type == "Launcher")
+    mount_mpi_hostfile(job, pspec);
+
+  if (gang.enabled && spec.gpus_per_pod > 0) {
+    json::value& ann = meta["annotations"];
+    if (!ann.is_object())
+      ann = json::object{};
+    // What the template says wins: a user may pin a VC or priority per replica.
+    set_if_absent(ann, "kozmo.io/virtual-cluster", gang.virtual_cluster);
+    set_if_absent(ann, "kozmo.io/priority", std::to_string(gang.priority));
+    set_if_absent(ann, "kozmo.io/leaf-cell-number", std::to_string(spec.gpus_per_pod));
+    auto it = gang.in_gang.find({spec.type, index});
+    if (it != gang.in_gang.end() && it->second) {
+      set_if_absent(ann, "kozmo.io/gang", gang.name);
+      set_if_absent(ann, "kozmo.io/gang-members", gang.members);
+    }
+    if (pspec.get_string("schedulerName").empty())
+      pspec["schedulerName"] = opt.scheduler_name;
+  }
+  pod["metadata"] = std::move(meta);
+  pod["spec"] = std::move(pspec);
+  return pod;
+}
+
+json::value build_service(const training_job& job, const replica_spec& spec, int index) {
+  json::value svc = json::object{};
+  svc["apiVersion"] = "v1";
+  svc["kind"] = "Service";
+  json::value meta = json::object{};
+  meta["name"] = replica_object_name(job.metadata.name, spec.type, index);
+  meta["namespace"] = job.metadata.namespace_;
+  auto labels = replica_labels(job, spec.type, index);
+  meta["labels"] = labels_json(labels);
+  meta["ownerReferences"] = json::array{controller_ref(job)};
+  svc["metadata"] = std::move(meta);
+
+  json::value sspec = json::object{};
+  sspec["clusterIP"] = "None";
+  sspec["selector"] = labels_json(labels);
+  json::array ports;
+  if (const json::value* containers = spec.pod_template.at_path({"spec", "containers"}))
+    for (const json::value& c : containers->as_array()) {
+      if (c.get_string("name") != job.traits->default_container)
+        continue;
+      if (const json::value* cp = c.find("ports"); cp != nullptr && cp->is_array())
+        for (const json::value& p : cp->as_array()) {
+          if (p.get_string("name").empty())
+            continue;
+          json::value sp = json::object{};
+          sp["name"] = p.get_string("name");
+          sp["port"] = p.get_int("containerPort");
+          if (auto proto = p.get_string("protocol"); !proto.empty())
+            sp["protocol"] = proto;
+          ports.push_back(std::move(sp));
+        }
+    }
+  sspec["ports"] = std::move(ports);
+  svc["spec"] = std::move(sspec);
+  return svc;
+}
+
+std::string mpi_config_map_name(const training_job& job) { return job.metadata.name + "-config"; }
+
+std::map<std::string, std::string> mpi_config_data(const training_job& job) {
+  std::string hostfile;
+  if (const replica_spec* workers = job.find("Worker"))
+    for (int i = 0; i < workers->replicas; ++i)
+      hostfile += replica_object_name(job.metadata.name, "Worker", i) + " slots=" +
+                  std::to_string(job.slots_per_worker) + "\n";
+  return {{"hostfile", hostfile}};
+}
+
+json::value build_mpi_config_map(const training_job& job) {
+  json::value cm = json::object{};
+  cm["apiVersion"] = "v1";
+  cm["kind"] = "ConfigMap";
+  json::value meta = json::object{};
+  meta["name"] = mpi_config_map_name(job);
+  meta["namespace"] = job.metadata.namespace_;
+  meta["labels"] = labels_json(job_labels(job));
+  meta["ownerReferences"] = json::array{controller_ref(job)};
+  cm["metadata"] = std::move(meta);
+  json::value data = json::object{};
+  for (const auto& [k, v] : mpi_config_data(job))
+    data[k] = v;
+  cm["data"] = std::move(data);
+  return cm;
+}
+
+} // namespace kozmo::training
