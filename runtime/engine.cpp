@@ -1,19 +1,102 @@
 #include "runtime/engine.hpp"
 
 #include "actors/binder/binder_actor.hpp"
+#include "actors/cellgroup/cellgroup_actor.hpp"
+#include "actors/scheduler/scheduler_actor.hpp"
+#include "actors/training/training_crds.hpp"
+#include "actors/training/training_supervisor_actor.hpp"
 #include "actors/kubelet/kubelet_actor.hpp"
 #include "actors/watch/object_traits.hpp"
 #include "actors/watch/watch_actor.hpp"
+#include "k8s/apiserver/body_codec.hpp"
 #include "k8s/apiserver/server.hpp"
 #include "k8s/client/client.hpp"
+#include "messages/scheduler_messages.hpp"
 #include "runtime/demo.hpp"
 
 #include <caf/all.hpp>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <future>
+#include <shared_mutex>
+#include <sstream>
 #include <spdlog/spdlog.h>
 
 namespace kozmo {
+
+namespace {
+
+// Lets the embedded server's inspect route reach the scheduler actor while the actor system
+// lives: stop() takes the write lock before the system goes away.
+struct inspect_bridge {
+  std::shared_mutex mu;
+  caf::actor_system* sys = nullptr;
+  caf::actor scheduler;
+
+  apiserver::server::route_reply answer(const std::string& method, const std::string& path) {
+    auto fail = [](int code, const std::string& message) {
+      return apiserver::server::route_reply{code, json::dump(json::object{{"code", code}, {"message", message}})};
+    };
+    if (method != "GET")
+      return fail(405, "the inspect API only answers GET");
+    std::shared_lock lock(mu);
+    if (!sys || !scheduler)
+      return fail(503, "the scheduler is not running");
+    // No request/response from this (non-actor) thread: the scheduler calls back.
+    auto answer = std::make_shared<std::promise<apiserver::server::route_reply>>();
+    auto future = answer->get_future();
+    caf::anon_send(scheduler, inspect_callback{path, [answer](inspect_reply r) {
+                                                 answer->set_value({r.status, std::move(r.body)});
+                                               }});
+    if (future.wait_for(std::chrono::seconds(10)) != std::future_status::ready)
+      return fail(503, "the scheduler did not answer");
+    return future.get();
+  }
+};
+
+// The configuration as given, or the file it names.
+expected<std::string> scheduler_config_text(const std::string& text_or_path) {
+  if (text_or_path.find('\n') != std::string::npos)
+    return text_or_path;
+  std::ifstream in(text_or_path);
+  if (!in)
+    return error::bad_request("scheduler configuration: cannot read " + text_or_path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The training CRDs embedded in the binary, applied to the embedded server (create or update),
+// one YAML document at a time.
+status install_training_crds(apiserver::server& srv) {
+  for (const auto& file : training::embedded_crds()) {
+    std::string text(file.text);
+    std::vector<std::string> docs(1);
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind("---", 0) == 0) {
+        docs.emplace_back();
+        continue;
+      }
+      docs.back() += line + "\n";
+    }
+    for (const auto& doc : docs) {
+      if (doc.find_first_not_of(" \t\n") == std::string::npos)
+        continue;
+      auto obj = apiserver::yaml_to_json(doc);
+      if (!obj)
+        return error::bad_request("training CRDs: " + std::string(file.name) + ": " + obj.err().message);
+      if (!obj->is_object())
+        continue;
+      if (auto applied = srv.apply_object(*obj); !applied)
+        return error::bad_request("training CRDs: " + std::string(file.name) + ": " + applied.err().message);
+    }
+  }
+  return ok;
+}
+
+} // namespace
 
 struct engine::impl {
   engine_options opts;
@@ -22,6 +105,8 @@ struct engine::impl {
   std::unique_ptr<caf::actor_system_config> cfg;
   std::unique_ptr<caf::actor_system> sys;
   std::vector<caf::actor> actors;
+  caf::actor scheduler;
+  std::shared_ptr<inspect_bridge> inspect;
   bool started = false;
 
   status connect() {
@@ -63,10 +148,15 @@ struct engine::impl {
     return ok;
   }
 
-  void spawn_actors() {
-    bool need_nodes_watch = opts.binder || opts.demo;
-    if (opts.nodes.nodes.empty() && !need_nodes_watch)
-      return;
+  status spawn_actors() {
+    bool run_scheduler = !opts.scheduler_config.empty();
+    bool need_nodes_watch = opts.binder || opts.demo || run_scheduler;
+    if (opts.nodes.nodes.empty() && !need_nodes_watch && !opts.training)
+      return ok;
+    if (opts.training && server) {
+      if (auto st = install_training_crds(*server); !st)
+        return st;
+    }
     watch::watch_config pods;
     pods.resource = {"", "v1", "pods", "", "", ""};
     auto pods_watch = watch::spawn_watch<k8s::pod>(*sys, cli, pods);
@@ -80,13 +170,54 @@ struct engine::impl {
     }
     if (opts.binder)
       actors.push_back(binder::spawn_binder(*sys, cli, pods_watch, nodes_watch));
+    if (run_scheduler) {
+      if (auto st = spawn_scheduler(pods_watch, nodes_watch); !st)
+        return st;
+    }
     for (const auto& node : opts.nodes.nodes) {
       kubelet::kubelet_config kc;
       kc.node = node;
       actors.push_back(kubelet::spawn_kubelet(*sys, cli, pods_watch, kc));
     }
+    if (opts.training) {
+      training::supervisor_config tc;
+      tc.job.cli = cli;
+      tc.job.opts.scheduler_name = opts.scheduler_name;
+      actors.push_back(training::spawn_training_supervisor(*sys, pods_watch, std::move(tc)));
+    }
     if (opts.demo)
       actors.push_back(runtime::spawn_demo(*sys, cli, pods_watch, nodes_watch));
+    return ok;
+  }
+
+  status spawn_scheduler(const caf::actor& pods_watch, const caf::actor& nodes_watch) {
+    auto text = scheduler_config_text(opts.scheduler_config);
+    if (!text)
+      return text.err();
+    scheduler::scheduler_actor_config sc;
+    sc.config_yaml = std::move(*text);
+    sc.scheduler_name = opts.scheduler_name;
+    auto* system = sys.get();
+    auto client = cli;
+    auto factory = [system, client](const std::string& group, int threshold, const caf::actor& scheduler) {
+      cellgroup::cellgroup_config cc;
+      cc.group = group;
+      cc.force_bind_threshold = threshold;
+      return cellgroup::spawn_cellgroup(*system, client, scheduler, cc);
+    };
+    auto spawned = scheduler::spawn_scheduler(*sys, cli, pods_watch, nodes_watch, std::move(sc), factory);
+    if (!spawned)
+      return error::bad_request("scheduler configuration: " + spawned.err().message);
+    scheduler = *spawned;
+    actors.push_back(scheduler);
+    if (server) {
+      inspect = std::make_shared<inspect_bridge>();
+      inspect->sys = sys.get();
+      inspect->scheduler = scheduler;
+      server->add_route("/v1/inspect/", [bridge = inspect](const std::string& method, const std::string& path,
+                                                           const std::string&) { return bridge->answer(method, path); });
+    }
+    return ok;
   }
 };
 
@@ -102,8 +233,11 @@ status engine::start() {
     return st;
   d.cfg = std::make_unique<caf::actor_system_config>();
   d.sys = std::make_unique<caf::actor_system>(*d.cfg);
-  d.spawn_actors();
   d.started = true;
+  if (auto st = d.spawn_actors(); !st) {
+    stop();
+    return st;
+  }
   return ok;
 }
 
@@ -112,6 +246,15 @@ void engine::stop() {
   if (!d.started)
     return;
   d.started = false;
+  if (d.inspect) {
+    if (d.server)
+      d.server->add_route("/v1/inspect/", nullptr);
+    std::unique_lock lock(d.inspect->mu);
+    d.inspect->sys = nullptr;
+    d.inspect->scheduler = nullptr;
+  }
+  d.inspect.reset();
+  d.scheduler = nullptr;
   for (auto& a : d.actors)
     caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   d.actors.clear();
@@ -131,5 +274,7 @@ std::string engine::url() const {
 std::shared_ptr<client::client> engine::api() const { return impl_->cli; }
 
 caf::actor_system& engine::system() { return *impl_->sys; }
+
+caf::actor engine::scheduler() const { return impl_->scheduler; }
 
 } // namespace kozmo

@@ -4,6 +4,7 @@
 //   o.embedded_apiserver = true;        // or o.kubeconfig = "~/.kube/config"
 //   o.nodes = kozmo::uniform_nodes(4, 8);
 //   o.binder = true;
+//   o.scheduler_config = hived_yaml;  // Kozmo's GPU scheduler for schedulerName: kozmo
 //   kozmo::engine e(o);
 //   if (auto st = e.start(); !st) { ... st.err().message ... }
 //   ... e.url(), e.api() ...
@@ -40,6 +41,14 @@ struct engine_options {
   kubelet::cluster_shape nodes; // simulated kubelets, one actor per node (empty = none)
   bool binder = false;          // the default-scheduler stand-in
   bool demo = false;            // create and narrate the demo pod
+  // Kozmo's GPU scheduler (direct mode) for pods with spec.schedulerName = scheduler_name:
+  // HiveD's YAML configuration as text, or the path of a file holding it. Empty: not run.
+  // With the embedded server, HiveD's GET /v1/inspect/... paths are served on its port.
+  std::string scheduler_config;
+  std::string scheduler_name = "kozmo";
+  // The training-job controller (PyTorchJob, TFJob, MPIJob, Caffe2Job: actors/training). With
+  // the embedded server, the CRDs of deploy/crds (embedded at build time) are installed first.
+  bool training = false;
   double client_qps = 0;        // 0 = the client's default (or a loopback-sized one when embedded)
 };
 
@@ -61,6 +70,8 @@ public:
   std::shared_ptr<client::client> api() const;
   // The actor system (for hosts that spawn their own actors next to Kozmo's).
   caf::actor_system& system();
+  // The scheduler actor (messages/scheduler_messages.hpp); invalid when not running.
+  caf::actor scheduler() const;
 
 private:
   struct impl;

@@ -3,6 +3,9 @@
 #include "actors/scheduler/virtual_clusters.hpp"
 
 #include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
 
 namespace kozmo::runtime {
 
@@ -32,6 +35,60 @@ expected<kubelet::cluster_shape> shape_from_hived_config(const std::string& yaml
     nodes.push_back(std::move(shape));
   }
   return kubelet::shape_of(std::move(nodes));
+}
+
+} // namespace kozmo::runtime
+
+namespace kozmo::runtime {
+namespace {
+
+// The cell types of one chain, from the leaf up to the node-level type; returns its name.
+std::string add_chain(std::ostringstream& types, const std::string& leaf, const std::string& prefix, int gpus) {
+  std::string child = leaf;
+  int below = gpus;
+  if (gpus >= 4 && gpus % 2 == 0) {
+    types << "    " << prefix << "-SWITCH: {childCellType: \"" << child << "\", childCellNumber: 2}\n";
+    child = prefix + "-SWITCH";
+    below = gpus / 2;
+    if (below >= 4 && below % 2 == 0) {
+      types << "    " << prefix << "-SOCKET: {childCellType: " << child << ", childCellNumber: 2}\n";
+      child = prefix + "-SOCKET";
+      below /= 2;
+    }
+  }
+  types << "    " << prefix << "-NODE: {childCellType: \"" << child << "\", childCellNumber: " << below
+        << ", isNodeLevel: true}\n";
+  return prefix + "-NODE";
+}
+
+} // namespace
+
+std::string hived_config_from_shape(const kubelet::cluster_shape& shape) {
+  // (type, gpus) -> node names, in the shape's order.
+  std::map<std::pair<std::string, int>, std::vector<std::string>> chains;
+  std::map<std::string, std::set<int>> sizes_by_type;
+  for (const auto& n : shape.nodes) {
+    if (n.gpus <= 0)
+      continue;
+    chains[{n.gpu_type, n.gpus}].push_back(n.name);
+    sizes_by_type[n.gpu_type].insert(n.gpus);
+  }
+  std::ostringstream types, cells, vcs;
+  for (const auto& [key, nodes] : chains) {
+    const auto& [type, gpus] = key;
+    std::string prefix = sizes_by_type[type].size() == 1 ? type : type + "-" + std::to_string(gpus) + "GPU";
+    std::string node_type = add_chain(types, type, prefix, gpus);
+    for (const auto& name : nodes)
+      cells << "  - {cellType: " << node_type << ", cellAddress: \"" << name << "\"}\n";
+    vcs << "    - {cellType: " << node_type << ", cellNumber: " << nodes.size() << "}\n";
+  }
+  std::ostringstream out;
+  out << "# Derived by kozmo local from the simulated cluster's shape.\n"
+         "physicalCluster:\n  cellTypes:\n"
+      << (chains.empty() ? "    {}\n" : types.str()) << "  physicalCells:\n"
+      << (chains.empty() ? "  []\n" : cells.str()) << "virtualClusters:\n  default:\n    virtualCells:\n"
+      << (chains.empty() ? "    []\n" : vcs.str());
+  return out.str();
 }
 
 } // namespace kozmo::runtime

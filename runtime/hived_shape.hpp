@@ -12,6 +12,17 @@ namespace kozmo::runtime {
 // Whether `yaml_text` looks like a HiveD configuration (has `physicalCluster`).
 bool is_hived_config(const std::string& yaml_text);
 
+// A trivial HiveD configuration for a simple cluster shape (kozmo's cluster.yaml or
+// --nodes/--gpus-per-node), so that `schedulerName: kozmo` works in every `kozmo local`:
+//  - one chain per (GPU type, GPUs per node): node-level cells "<TYPE>-NODE" (or
+//    "<TYPE>-<N>GPU-NODE" when one type comes in several node sizes) with address = node name;
+//  - below the node, pairs of GPUs under a switch ("-SWITCH") when N is even and at least 4,
+//    and pairs of switches under a socket ("-SOCKET") when that divides evenly again:
+//    8 GPUs = 2 sockets x 2 switches x 2 GPUs, as on a DGX-1 style board;
+//  - one virtual cluster "default" owning every node.
+// Nodes without GPUs get no cell. Returns YAML text.
+std::string hived_config_from_shape(const kubelet::cluster_shape& shape);
+
 // One node per Kubernetes node named by the config's node-level cells; nvidia.com/gpu is the
 // node's total leaf count. A node carrying several leaf types (several chains) gets
 // kozmo.io/gpu-type = the type with most GPUs, and a kozmo.io/gpus.<type> label per type.

@@ -57,18 +57,48 @@ status write_kubeconfig(const std::string& path, const std::string& url) {
   return ok;
 }
 
+// The simulated nodes, and the GPU scheduler's HiveD configuration: the file itself when
+// --cluster names a HiveD config, otherwise one derived from the shape (hived_shape.hpp).
+struct local_cluster {
+  kubelet::cluster_shape shape;
+  std::string hived_config;
+  bool derived = false;
+};
+
+expected<local_cluster> load_cluster(const std::string& file, int nodes, int gpus, const std::string& prefix) {
+  local_cluster out;
+  if (file.empty()) {
+    out.shape = kubelet::uniform_cluster(nodes, gpus, prefix);
+  } else {
+    std::ifstream in(file);
+    if (!in)
+      return error::bad_request("--cluster: cannot read " + file);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (is_hived_config(text.str())) {
+      auto shape = shape_from_hived_config(text.str());
+      if (!shape)
+        return shape.err();
+      out.shape = std::move(*shape);
+      out.hived_config = text.str();
+      return out;
+    }
+    auto shape = kubelet::parse_cluster_yaml(text.str());
+    if (!shape)
+      return shape.err();
+    out.shape = std::move(*shape);
+  }
+  out.hived_config = hived_config_from_shape(out.shape);
+  out.derived = true;
+  return out;
+}
+
 expected<kubelet::cluster_shape> load_shape(const std::string& file, int nodes, int gpus,
                                             const std::string& prefix) {
-  if (file.empty())
-    return kubelet::uniform_cluster(nodes, gpus, prefix);
-  std::ifstream in(file);
-  if (!in)
-    return error::bad_request("--cluster: cannot read " + file);
-  std::stringstream text;
-  text << in.rdbuf();
-  if (is_hived_config(text.str()))
-    return shape_from_hived_config(text.str());
-  return kubelet::parse_cluster_yaml(text.str());
+  auto cluster = load_cluster(file, nodes, gpus, prefix);
+  if (!cluster)
+    return cluster.err();
+  return std::move(cluster->shape);
 }
 
 } // namespace
@@ -85,11 +115,12 @@ bool start_logging(const std::string& level) {
 int run_local(const local_options& opts) {
   if (!start_logging(opts.log_level))
     return 2;
-  auto shape = load_shape(opts.cluster_file, opts.nodes, opts.gpus_per_node, "node");
-  if (!shape) {
-    std::cerr << "kozmo: " << shape.err().message << "\n";
+  auto cluster = load_cluster(opts.cluster_file, opts.nodes, opts.gpus_per_node, "node");
+  if (!cluster) {
+    std::cerr << "kozmo: " << cluster.err().message << "\n";
     return 2;
   }
+  const auto* shape = &cluster->shape;
   auto signals = block_shutdown_signals();
   engine_options eo;
   eo.embedded_apiserver = true;
@@ -97,7 +128,9 @@ int run_local(const local_options& opts) {
   eo.data_dir = opts.data_dir;
   eo.nodes = *shape;
   eo.binder = true;
+  eo.scheduler_config = cluster->hived_config;
   eo.demo = opts.demo;
+  eo.training = true; // PyTorchJob, TFJob, MPIJob, Caffe2Job; their CRDs are installed at start
   engine e(eo);
   if (auto st = e.start(); !st) {
     std::cerr << "kozmo: " << st.err().message << "\n";
@@ -115,7 +148,15 @@ int run_local(const local_options& opts) {
     std::cout << "kozmo local: kubectl --kubeconfig " << opts.write_kubeconfig << " get nodes\n";
   else
     std::cout << "kozmo local: kubectl --server " << url << " get nodes\n";
-  std::cout << "kozmo local: " << shape->nodes.size() << " simulated node(s); Ctrl-C stops\n" << std::flush;
+  int gpus = 0;
+  for (const auto& n : shape->nodes)
+    gpus += n.gpus;
+  std::cout << "kozmo local: GPU scheduler for schedulerName: " << eo.scheduler_name << " ("
+            << (cluster->derived ? "configuration derived from the cluster shape" : "HiveD configuration " +
+                                                                                      opts.cluster_file)
+            << "), inspect at " << url << "/v1/inspect/clusterstatus\n";
+  std::cout << "kozmo local: " << shape->nodes.size() << " simulated node(s), " << gpus
+            << " GPU(s); Ctrl-C stops\n" << std::flush;
   int sig = wait_for_signal(signals);
   std::cout << "\nkozmo local: " << (sig == SIGINT ? "interrupted" : "terminated") << ", shutting down\n"
             << std::flush;
@@ -135,6 +176,7 @@ int run_kubelet(const kubelet_options& opts) {
   engine_options eo;
   eo.kubeconfig = opts.kubeconfig;
   eo.nodes = *shape;
+  eo.training = opts.training;
   engine e(eo);
   if (auto st = e.start(); !st) {
     std::cerr << "kozmo: " << st.err().message << "\n";

@@ -141,6 +141,8 @@ void connection::dispatch(const http_request& req, bool keep_alive) {
   }
   route_result result = [&]() -> route_result {
     try {
+      if (auto extra = state_.extra_route(req))
+        return *extra;
       return state_.routes->handle(req);
     } catch (const std::exception& e) {
       // A handler bug must not take the server down: answer 500 and keep serving.

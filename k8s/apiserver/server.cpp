@@ -5,6 +5,7 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include <algorithm>
 #include <thread>
 
 namespace kozmo::apiserver {
@@ -120,7 +121,40 @@ fault_injector& server::faults() { return impl_->state.faults; }
 
 store& server::object_store() { return *impl_->state.st; }
 
+void server::add_route(std::string prefix, route_handler handler) {
+  auto& st = impl_->state;
+  std::lock_guard lock(st.extra_mu);
+  auto& routes = st.extra_routes;
+  routes.erase(std::remove_if(routes.begin(), routes.end(), [&](const auto& r) { return r.first == prefix; }),
+               routes.end());
+  if (handler)
+    routes.emplace_back(std::move(prefix), std::move(handler));
+}
+
+std::optional<http_response> server_state::extra_route(const http_request& req) {
+  std::string path = req.target.substr(0, req.target.find('?'));
+  server::route_handler handler;
+  {
+    std::lock_guard lock(extra_mu);
+    for (const auto& [prefix, h] : extra_routes)
+      if (path.rfind(prefix, 0) == 0) {
+        handler = h;
+        break;
+      }
+  }
+  if (!handler)
+    return std::nullopt;
+  auto reply = handler(req.method, path, req.body);
+  http_response res;
+  res.status = reply.status;
+  res.body = std::move(reply.body);
+  res.set_header("Content-Type", reply.content_type);
+  return res;
+}
+
 http_response server::handle(const http_request& req) {
+  if (auto extra = impl_->state.extra_route(req))
+    return *extra;
   if (!impl_->state.routes)
     return status_response(api_error{503, "ServiceUnavailable", "the server is not started", nullptr});
   auto result = impl_->state.routes->handle(req);

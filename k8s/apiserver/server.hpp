@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -66,6 +67,21 @@ public:
   http_response handle(const http_request& req);
   // The object store (valid after a successful start(), until destruction).
   store& object_store();
+
+  // ---- extra routes (e.g. the GPU scheduler's /v1/inspect/ in kozmo local) ------------------
+  struct route_reply {
+    int status = 200;
+    std::string body;
+    std::string content_type = "application/json";
+  };
+  // (method, path without the query, body) -> reply. Runs on a server io thread: it may wait
+  // briefly (e.g. for an actor's answer) but should not block for long.
+  using route_handler =
+      std::function<route_reply(const std::string& method, const std::string& path, const std::string& body)>;
+  // Requests whose path starts with `prefix` go to `handler` instead of the Kubernetes API.
+  // Thread-safe, callable before or after start(); the same prefix again replaces the handler,
+  // an empty handler removes the route.
+  void add_route(std::string prefix, route_handler handler);
 
 private:
   struct impl;

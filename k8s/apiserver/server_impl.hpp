@@ -21,6 +21,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace kozmo::apiserver {
 
@@ -37,6 +38,11 @@ struct server_state {
   std::unique_ptr<store> st;
   std::unique_ptr<router> routes;
   fault_injector faults;
+
+  // Extra routes (server::add_route): checked before the Kubernetes API.
+  std::mutex extra_mu;
+  std::vector<std::pair<std::string, server::route_handler>> extra_routes;
+  std::optional<http_response> extra_route(const http_request& req);
 
   std::mutex conns_mu;
   std::map<const connection*, std::weak_ptr<connection>> conns;

@@ -1,0 +1,39 @@
+// The cellgroup actor: one per allocated affinity group (gang). It carries out what the
+// scheduler actor decided for the group's pods, so that slow API calls never stall the one
+// actor that owns the GPU state.
+//
+//   scheduler ──group_bind──▶ cellgroup ──pods/binding (+ bind-info, leaf-cell isolation)──▶ API
+//   scheduler ──group_preempt──▶ cellgroup ──DELETE victims (uid precondition)──▶ API
+//   cellgroup ──group_pod_bound / group_bind_failed──▶ scheduler
+//   scheduler ──group_release──▶ cellgroup ──group_released──▶ scheduler, then exits
+//
+// Per pod: Waiting -> Preempting -> Binding -> Bound. A failed bind is retried with an
+// exponential back-off; from the `force_bind_threshold`-th failure on, the pod is re-read
+// before each retry: already bound to the chosen node counts as bound, deleted / recreated /
+// bound elsewhere is a permanent failure. group_bind answers bind_reply when it is settled
+// (the extender's bind verb waits on it).
+#pragma once
+
+#include "k8s/client/client.hpp"
+
+#include <caf/fwd.hpp>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+namespace kozmo::cellgroup {
+
+struct cellgroup_config {
+  std::string group;
+  int force_bind_threshold = 3;           // HiveD's forcePodBindThreshold
+  int max_bind_attempts = 12;             // then the bind fails permanently
+  std::chrono::milliseconds min_backoff{100};
+  std::chrono::milliseconds max_backoff{5000};
+  std::string component = "kozmo-scheduler"; // Event source
+};
+
+caf::actor spawn_cellgroup(caf::actor_system& sys, std::shared_ptr<client::client> cli, caf::actor scheduler,
+                           cellgroup_config cfg);
+
+} // namespace kozmo::cellgroup

@@ -1,0 +1,304 @@
+// Kozmo's GPU scheduler in direct mode, through the embedding API (kozmo::engine): the
+// embedded API server, simulated kubelets, the scheduler actor and its cellgroup actors,
+// observed the way a user would: pods, their annotations and conditions, events, inspect.
+#include "k8s/client/client.hpp"
+#include "runtime/engine.hpp"
+#include "runtime/hived_shape.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <unistd.h>
+
+using namespace kozmo;
+using namespace std::chrono_literals;
+
+namespace {
+
+engine_options options(int nodes, int gpus, const std::string& data_dir = {}) {
+  engine_options o;
+  o.embedded_apiserver = true;
+  o.data_dir = data_dir;
+  o.nodes = kubelet::uniform_cluster(nodes, gpus);
+  o.binder = true;
+  o.scheduler_config = runtime::hived_config_from_shape(o.nodes);
+  return o;
+}
+
+struct local_cluster {
+  engine e;
+  std::shared_ptr<client::client> cli;
+
+  explicit local_cluster(engine_options o) : e(std::move(o)) {
+    auto st = e.start();
+    INFO((st ? "" : st.err().message));
+    REQUIRE(st.has_value());
+    cli = e.api();
+  }
+
+  // A pod for the GPU scheduler: `annotations` is a JSON fragment ("k":"v",...).
+  void create_pod(const std::string& name, const std::string& annotations, int gpus) {
+    auto body = json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
+                            R"(","annotations":{)" + annotations +
+                            R"(}},"spec":{"schedulerName":"kozmo","restartPolicy":"Never","containers":[{"name":"main","image":"busybox:1.36","resources":{"limits":{"nvidia.com/gpu":")" +
+                            std::to_string(gpus) + R"("}}}]}})");
+    REQUIRE(body.has_value());
+    auto r = cli->create({"", "v1", "pods", "default", "", ""}, *body);
+    INFO((r ? "" : r.err().message));
+    REQUIRE(r.has_value());
+  }
+
+  void create_gang(const std::string& gang, int pods, int gpus, const std::string& duration) {
+    for (int i = 0; i < pods; ++i)
+      create_pod(gang + "-" + std::to_string(i),
+                 R"("kozmo.io/gang":")" + gang + R"(","kozmo.io/gang-members":")" + std::to_string(pods) + "x" +
+                     std::to_string(gpus) + R"(","kozmo.io/sim-duration":")" + duration + R"(")",
+                 gpus);
+  }
+
+  expected<json::value> pod(const std::string& name) { return cli->get({"", "v1", "pods", "default", name, ""}); }
+
+  // Polls until `pred` holds for the pod (up to `timeout`); returns the last state seen.
+  json::value wait_pod(const std::string& name, const std::function<bool(const json::value&)>& pred,
+                       std::chrono::milliseconds timeout = 30s) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    json::value last;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (auto p = pod(name)) {
+        last = *p;
+        if (pred(last))
+          return last;
+      }
+      std::this_thread::sleep_for(100ms);
+    }
+    return last;
+  }
+
+  std::string events_of(const std::string& name) {
+    client::list_options lo;
+    lo.field_selector = "involvedObject.name=" + name;
+    auto list = cli->list({"", "v1", "events", "default", "", ""}, lo);
+    std::string out;
+    if (list)
+      for (const auto& ev : list->find("items")->as_array())
+        out += ev.get_string("reason") + ": " + ev.get_string("message") + "\n";
+    return out;
+  }
+
+  std::string wait_event(const std::string& name, const std::string& needle, std::chrono::milliseconds timeout = 20s) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::string events;
+    while (std::chrono::steady_clock::now() < deadline) {
+      events = events_of(name);
+      if (events.find(needle) != std::string::npos)
+        break;
+      std::this_thread::sleep_for(100ms);
+    }
+    return events;
+  }
+
+  void remove_pod(const std::string& name) {
+    auto r = cli->remove({"", "v1", "pods", "default", name, ""});
+    REQUIRE(r.has_value());
+  }
+
+  // The HTTP status of a GET (the client turns statuses >= 400 into errors).
+  int get_status(const std::string& path) {
+    auto r = cli->send_sync({"GET", path, "", "application/json", "application/json"});
+    return r ? r->status : r.err().code;
+  }
+
+  json::value get_json(const std::string& path) {
+    auto r = cli->send_sync({"GET", path, "", "application/json", "application/json"});
+    REQUIRE(r.has_value());
+    auto v = json::parse(r->body);
+    REQUIRE(v.has_value());
+    return *v;
+  }
+};
+
+std::string phase(const json::value& p) {
+  const auto* st = p.find("status");
+  return st ? st->get_string("phase") : "";
+}
+
+std::string node_of(const json::value& p) {
+  const auto* spec = p.find("spec");
+  return spec ? spec->get_string("nodeName") : "";
+}
+
+std::string annotation(const json::value& p, const std::string& key) {
+  const auto* a = p.at_path({"metadata", "annotations"});
+  return a ? a->get_string(key) : "";
+}
+
+std::vector<int> isolation(const json::value& p) {
+  std::vector<int> out;
+  std::stringstream in(annotation(p, "hivedscheduler.microsoft.com/pod-leaf-cell-isolation"));
+  std::string item;
+  while (std::getline(in, item, ','))
+    out.push_back(std::stoi(item));
+  return out;
+}
+
+const json::value* pod_scheduled(const json::value& p) {
+  const auto* conds = p.at_path({"status", "conditions"});
+  if (!conds || !conds->is_array())
+    return nullptr;
+  for (const auto& c : conds->as_array())
+    if (c.get_string("type") == "PodScheduled")
+      return &c;
+  return nullptr;
+}
+
+bool is_bound(const json::value& p) { return !node_of(p).empty(); }
+
+// Each pod of a 2-GPU gang holds a pair of GPUs under one switch: {0,1}, {2,3}, ...
+void check_switch_pairs(const std::vector<json::value>& pods) {
+  std::set<std::pair<std::string, int>> used;
+  for (const auto& p : pods) {
+    auto gpus = isolation(p);
+    REQUIRE(gpus.size() == 2);
+    CHECK(gpus[0] / 2 == gpus[1] / 2);
+    for (int g : gpus)
+      CHECK(used.insert({node_of(p), g}).second);
+  }
+}
+
+} // namespace
+
+TEST_CASE("a gang of four 2-GPU pods is bound as a whole, each pod under one switch, and its GPUs come back when it ends") {
+  local_cluster c(options(1, 8));
+  c.create_gang("gang-a", 4, 2, "1s");
+  std::vector<json::value> pods;
+  for (int i = 0; i < 4; ++i) {
+    auto p = c.wait_pod("gang-a-" + std::to_string(i), is_bound);
+    REQUIRE(is_bound(p));
+    CHECK(node_of(p) == "node-0");
+    // The whole gang's placement is in every pod's bind-info: it was allocated at once.
+    auto info = annotation(p, "hivedscheduler.microsoft.com/pod-bind-info");
+    CHECK(std::count(info.begin(), info.end(), '[') >= 4);
+    pods.push_back(p);
+  }
+  check_switch_pairs(pods);
+  CHECK_THAT(c.wait_event("gang-a-0", "Scheduled"), Catch::Contains("Successfully assigned default/gang-a-0 to node-0 with GPUs"));
+
+  auto groups = c.get_json("/v1/inspect/affinitygroups/");
+  REQUIRE(groups.is_array());
+  bool listed = false;
+  for (const auto& g : groups.as_array())
+    listed = listed || g.get_string("name") == "gang-a";
+  CHECK(listed);
+  CHECK(c.get_status("/v1/inspect/affinitygroups/nope") == 404);
+  CHECK(c.get_json("/v1/inspect/clusterstatus").find("physicalCluster") != nullptr);
+
+  for (int i = 0; i < 4; ++i)
+    CHECK(phase(c.wait_pod("gang-a-" + std::to_string(i), [](const json::value& p) { return phase(p) == "Succeeded"; })) ==
+          "Succeeded");
+  // All eight GPUs again: a second gang of the same size fits on the same node.
+  c.create_gang("gang-b", 4, 2, "forever");
+  std::vector<json::value> second;
+  for (int i = 0; i < 4; ++i) {
+    auto p = c.wait_pod("gang-b-" + std::to_string(i), is_bound);
+    REQUIRE(is_bound(p));
+    second.push_back(p);
+  }
+  check_switch_pairs(second);
+}
+
+TEST_CASE("a gang that cannot fit waits unbound with PodScheduled=False and a reason, and holds no GPU") {
+  local_cluster c(options(1, 8));
+  c.create_gang("too-big", 2, 8, "forever");
+  auto p = c.wait_pod("too-big-0", [](const json::value& p) {
+    const auto* cond = pod_scheduled(p);
+    return cond && cond->get_string("status") == "False";
+  });
+  const auto* cond = pod_scheduled(p);
+  REQUIRE(cond);
+  CHECK(cond->get_string("reason") == "Unschedulable");
+  CHECK_FALSE(cond->get_string("message").empty());
+  CHECK_FALSE(is_bound(p));
+  CHECK_THAT(c.wait_event("too-big-0", "FailedScheduling"), Catch::Contains("FailedScheduling"));
+  // Nothing was taken: an 8-GPU pod still fits.
+  c.create_pod("whole-node", R"("kozmo.io/sim-duration":"forever")", 8);
+  CHECK(is_bound(c.wait_pod("whole-node", is_bound)));
+  CHECK_FALSE(is_bound(*c.pod("too-big-0")));
+}
+
+TEST_CASE("a malformed scheduling spec gets a Warning event naming the field, and the scheduler carries on") {
+  local_cluster c(options(1, 8));
+  c.create_pod("typo", R"("kozmo.io/gang":"g","kozmo.io/gang-members":"four")", 2);
+  c.create_pod("bad-hived", R"("hivedscheduler.microsoft.com/pod-scheduling-spec":"virtualCluster: [")", 2);
+  CHECK_THAT(c.wait_event("typo", "InvalidSchedulingSpec"), Catch::Contains("kozmo.io/gang-members"));
+  CHECK_THAT(c.wait_event("bad-hived", "InvalidSchedulingSpec"), Catch::Contains("InvalidSchedulingSpec"));
+  CHECK_FALSE(is_bound(*c.pod("typo")));
+  c.create_pod("fine", R"("kozmo.io/sim-duration":"forever")", 2);
+  CHECK(is_bound(c.wait_pod("fine", is_bound)));
+}
+
+TEST_CASE("after a restart on the same data dir no GPU is given twice and the pending gang is placed") {
+  auto dir = std::filesystem::temp_directory_path() / ("kozmo-sched-restart-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::map<std::string, std::vector<int>> before;
+  {
+    local_cluster c(options(1, 8, dir.string()));
+    c.create_gang("first", 2, 4, "forever");
+    for (int i = 0; i < 2; ++i) {
+      auto name = "first-" + std::to_string(i);
+      auto p = c.wait_pod(name, is_bound);
+      REQUIRE(is_bound(p));
+      before[name] = isolation(p);
+    }
+    c.create_gang("second", 2, 4, "forever");
+    c.wait_event("second-0", "FailedScheduling");
+    CHECK_FALSE(is_bound(*c.pod("second-0")));
+    c.e.stop();
+  }
+  local_cluster c(options(1, 8, dir.string()));
+  // The inspect API answers only after recovery: by then the first gang is accounted for.
+  auto groups = c.get_json("/v1/inspect/affinitygroups/first");
+  CHECK(groups.get_string("name") == "first");
+  std::this_thread::sleep_for(1s);
+  for (int i = 0; i < 2; ++i) {
+    auto p = c.pod("second-" + std::to_string(i));
+    REQUIRE(p.has_value());
+    CHECK_FALSE(is_bound(*p));
+    auto first = c.pod("first-" + std::to_string(i));
+    REQUIRE(first.has_value());
+    CHECK(isolation(*first) == before["first-" + std::to_string(i)]);
+  }
+  c.remove_pod("first-0");
+  c.remove_pod("first-1");
+  std::set<int> used;
+  for (int i = 0; i < 2; ++i) {
+    auto p = c.wait_pod("second-" + std::to_string(i), is_bound);
+    REQUIRE(is_bound(p));
+    for (int g : isolation(p))
+      CHECK(used.insert(g).second);
+  }
+  CHECK(used.size() == 8);
+  c.e.stop();
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("kozmo local derives a valid HiveD configuration from a simple cluster shape") {
+  auto shape = kubelet::shape_of({{"a", 8, "V100"}, {"b", 8, "V100"}, {"c", 4, "K80"}, {"d", 2, "K80"}, {"e", 0}});
+  auto yaml = runtime::hived_config_from_shape(shape);
+  INFO(yaml);
+  CHECK_THAT(yaml, Catch::Contains("V100-SWITCH") && Catch::Contains("V100-SOCKET") &&
+                       Catch::Contains("K80-4GPU-SWITCH") && Catch::Contains("default:"));
+  // The simulated nodes it implies are the ones we started from (minus the GPU-less one).
+  auto back = runtime::shape_from_hived_config(yaml);
+  REQUIRE(back.has_value());
+  std::map<std::string, int> gpus;
+  for (const auto& n : back->nodes)
+    gpus[n.name] = n.gpus;
+  CHECK(gpus == std::map<std::string, int>{{"a", 8}, {"b", 8}, {"c", 4}, {"d", 2}});
+}
