@@ -99,6 +99,8 @@ Usage:
   kozmo kubelet [flags]     simulated GPU nodes against any API server
       --kubeconfig PATH         (default: $KUBECONFIG or ~/.kube/config)
       --nodes N  --gpus-per-node G  --cluster FILE  --node-prefix NAME  --log-level LEVEL
+      --training                also run the training-job controller (CRDs must be installed;
+                                --nodes 0 runs the controller alone)
   kozmo apiserver [flags]   only the embedded API server
       --port N  --data-dir DIR  --log-level LEVEL
   kozmo version
@@ -144,6 +146,7 @@ expected<command> parse_command_line(const std::vector<std::string>& args) {
         {"gpus-per-node", number_flag("gpus-per-node", o.gpus_per_node, 0, 1024)},
         {"cluster", string_flag(o.cluster_file)},
         {"node-prefix", string_flag(o.node_prefix)},
+        {"training", bool_flag(o.training)},
         {"log-level", string_flag(o.log_level)},
     };
     if (auto st = parse_flags(sub, rest, args.end(), flags); !st)

@@ -27,6 +27,7 @@ struct kubelet_options {
   std::string cluster_file;
   std::string node_prefix = "kozmo-sim";
   std::string log_level = "info";
+  bool training = false;           // also run the training-job controller against that server
 };
 
 struct apiserver_options {

@@ -29,6 +29,7 @@ expected<watch_line<T>> meta_traits<T>::decode_line(std::string_view line) {
 
 template struct meta_traits<k8s::pod>;
 template struct meta_traits<k8s::node>;
+template struct meta_traits<k8s::service>;
 template struct meta_traits<k8s::custom_object>;
 
 } // namespace kozmo::watch

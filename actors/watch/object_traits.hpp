@@ -62,6 +62,13 @@ struct object_traits<k8s::node> : meta_traits<k8s::node> {
 };
 
 template <>
+struct object_traits<k8s::service> : meta_traits<k8s::service> {
+  static void index_values(const k8s::service& s, index_kind kind, std::vector<std::string>& out) {
+    meta_index_values(s, kind, out);
+  }
+};
+
+template <>
 struct object_traits<k8s::custom_object> : meta_traits<k8s::custom_object> {
   static void index_values(const k8s::custom_object& o, index_kind kind, std::vector<std::string>& out) {
     meta_index_values(o, kind, out);

@@ -1,0 +1,18 @@
+// The training CRDs (deploy/crds/*.yaml), embedded in the binary at build time so that
+// `kozmo local` can install them before its controllers start, wherever it runs from.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+namespace kozmo::training {
+
+struct embedded_file {
+  std::string_view name; // "pytorchjobs.yaml"
+  std::string_view text; // the YAML as written (may hold several documents)
+};
+
+// Empty when the build found no deploy/crds/*.yaml.
+const std::vector<embedded_file>& embedded_crds();
+
+} // namespace kozmo::training

@@ -1,0 +1,258 @@
+// Training controller bench: N concurrent PyTorchJobs of 4 pods (1 master + 3 workers, CPU
+// only, bound by the binder) on an in-process engine (embedded API server, simulated kubelets,
+// training supervisor), from the first create to every pod Running; then the memory an idle
+// job actor costs. Prints figures, asserts nothing.
+//
+//   build-*/bench/training_bench [JOBS=1000] [NODES=50] [IDLE_ACTORS=10000]
+//
+// Memory per idle job actor: N job actors are spawned directly (no supervisor), each told
+// about 4 pods and 4 services (objects made beforehand, as the watch caches hold them and the
+// actors only share them), for a job managed by someone else so that no pass writes anything.
+// The figure is the growth of the allocator's in-use bytes (mallinfo2().uordblks) across the
+// spawn, divided by N; the RSS growth is printed beside it. Both include CAF's per-actor cost
+// (actor control block, mailbox, behavior) and the actor's own state.
+#include "actors/training/training_job_actor.hpp"
+#include "actors/watch/object_traits.hpp"
+#include "actors/watch/watch_actor.hpp"
+#include "k8s/client/client.hpp"
+#include "messages/atoms.hpp"
+#include "messages/watch_messages.hpp"
+#include "runtime/engine.hpp"
+
+#include <caf/all.hpp>
+
+#include <malloc.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <fstream>
+#include <optional>
+#include <iostream>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <unistd.h>
+
+using namespace kozmo;
+using namespace std::chrono_literals;
+
+namespace {
+
+using count_atom = caf::atom_constant<caf::atom("count")>;
+
+// Counts the pods bound to a node and those in phase Running (by uid) from a pods watch.
+struct counter_state {
+  std::set<std::string> seen;
+  std::set<std::string> bound;
+  std::set<std::string> running;
+};
+
+caf::behavior running_counter(caf::stateful_actor<counter_state>* self, caf::actor pods_watch) {
+  self->send(pods_watch, atoms::subscribe_atom::value, watch::index_kind::all, std::string(),
+             caf::actor_cast<caf::actor>(self));
+  return {
+      [self](object_event<k8s::pod>& ev) {
+        const auto& uid = ev.object->metadata.uid;
+        bool live = ev.type != watch::event_type::deleted;
+        self->state.seen.insert(uid);
+        if (live && ev.object->status.phase == "Running")
+          self->state.running.insert(uid);
+        else
+          self->state.running.erase(uid);
+        if (live && !ev.object->spec.node_name.empty())
+          self->state.bound.insert(uid);
+        else
+          self->state.bound.erase(uid);
+      },
+      [self](count_atom) -> caf::result<std::uint64_t, std::uint64_t, std::uint64_t> {
+        return {self->state.seen.size(), self->state.bound.size(), self->state.running.size()};
+      },
+  };
+}
+
+std::string job_json(int i) {
+  auto replica = [](int n) {
+    return R"({"replicas":)" + std::to_string(n) +
+           R"(,"restartPolicy":"OnFailure","template":{"metadata":{"annotations":{"kozmo.io/sim-duration":"forever","kozmo.io/sim-pull-duration":"1s"}},"spec":{"containers":[{"name":"pytorch","image":"bench:1","resources":{"requests":{"cpu":"10m","memory":"16Mi"}}}]}}})";
+  };
+  return R"({"apiVersion":"kubeflow.org/v1","kind":"PyTorchJob","metadata":{"name":"bench-)" + std::to_string(i) +
+         R"(","namespace":"default"},"spec":{"pytorchReplicaSpecs":{"Master":)" + replica(1) + R"(,"Worker":)" +
+         replica(3) + "}}}";
+}
+
+long rss_kib() {
+  std::ifstream statm("/proc/self/statm");
+  long size = 0, resident = 0;
+  statm >> size >> resident;
+  return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+void throughput(int jobs, int nodes) {
+  engine_options o;
+  o.embedded_apiserver = true;
+  o.nodes = kubelet::uniform_cluster(nodes, 8, "node");
+  for (auto& n : o.nodes.nodes)
+    n.pods = "500";
+  o.binder = true;
+  o.training = true;
+  o.client_qps = 50000;
+  engine e(o);
+  if (auto st = e.start(); !st) {
+    std::cerr << "engine: " << st.err().message << "\n";
+    return;
+  }
+  auto cli = e.api();
+  std::fprintf(stderr, "training_bench: API server at %s\n", e.url().c_str());
+  for (int i = 0; i < 200; ++i) {
+    auto list = cli->list({"", "v1", "nodes", "", "", ""});
+    if (list && static_cast<int>(list->find("items")->as_array().size()) == nodes)
+      break;
+    std::this_thread::sleep_for(50ms);
+  }
+  watch::watch_config wc;
+  wc.resource = {"", "v1", "pods", "", "", ""};
+  auto pods_watch = watch::spawn_watch<k8s::pod>(e.system(), cli, wc);
+  auto counter = e.system().spawn(running_counter, pods_watch);
+  std::vector<json::value> bodies;
+  for (int i = 0; i < jobs; ++i)
+    bodies.push_back(*json::parse(job_json(i)));
+
+  std::mutex mu;
+  std::condition_variable cv;
+  int answered = 0, failed = 0;
+  auto start = std::chrono::steady_clock::now();
+  for (auto& b : bodies)
+    cli->create({"kubeflow.org", "v1", "pytorchjobs", "default", "", ""}, b, [&](expected<json::value> r) {
+      std::lock_guard lock(mu);
+      ++answered;
+      failed += r ? 0 : 1;
+      cv.notify_all();
+    });
+  {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return answered == jobs; });
+  }
+  auto created = std::chrono::steady_clock::now();
+  std::uint64_t seen = 0, bound = 0, running = 0;
+  const std::uint64_t want = static_cast<std::uint64_t>(jobs) * 4;
+  using clock = std::chrono::steady_clock;
+  std::optional<clock::time_point> all_created, all_bound, most_running, all_running;
+  auto last_progress = clock::now();
+  {
+    caf::scoped_actor self{e.system()};
+    // Until every pod runs, or nothing moved for 15 s once all are bound, or 300 s.
+    while (!all_running && clock::now() < start + 300s && !(all_bound && clock::now() - last_progress > 15s)) {
+      std::this_thread::sleep_for(20ms);
+      self->request(counter, 10s, count_atom::value)
+          .receive(
+              [&](std::uint64_t c, std::uint64_t b, std::uint64_t r) {
+                seen = c;
+                if (b != bound || r != running)
+                  last_progress = clock::now();
+                bound = b;
+                running = r;
+              },
+              [&](caf::error&) {});
+      auto now = clock::now();
+      if (!all_created && seen >= want)
+        all_created = now;
+      if (!all_bound && bound >= want)
+        all_bound = now;
+      if (!most_running && running * 100 >= want * 99)
+        most_running = now;
+      if (!all_running && running >= want)
+        all_running = now;
+    }
+  }
+  auto secs = [&](std::optional<clock::time_point> t) { return t ? std::chrono::duration<double>(*t - start).count() : -1.0; };
+  std::printf("training_bench: %d PyTorchJobs x 4 pods on %d simulated nodes (binder, embedded server)\n", jobs,
+              nodes);
+  std::printf("  creates answered:            %.2f s (%d failed)\n", secs(created), failed);
+  std::printf("  create -> all pods created:  %.2f s (%llu/%llu, by the job actors)\n", secs(all_created),
+              static_cast<unsigned long long>(seen), static_cast<unsigned long long>(want));
+  std::printf("  create -> all pods bound:    %.2f s (%llu/%llu)\n", secs(all_bound),
+              static_cast<unsigned long long>(bound), static_cast<unsigned long long>(want));
+  std::printf("  create -> 99%% pods Running:  %.2f s\n", secs(most_running));
+  std::printf("  create -> all pods Running:  %.2f s (%llu/%llu Running at the end; -1 = not reached)\n",
+              secs(all_running), static_cast<unsigned long long>(running), static_cast<unsigned long long>(want));
+  caf::anon_send_exit(counter, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(pods_watch, caf::exit_reason::user_shutdown);
+  e.stop();
+}
+
+void idle_memory(int actors) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto jcfg = std::make_shared<training::job_actor_config>();
+  client::config ccfg;
+  ccfg.server = "http://127.0.0.1:1"; // never called: every job is managed elsewhere
+  jcfg->cli = std::make_shared<client::client>(ccfg);
+  std::shared_ptr<const training::job_actor_config> shared_cfg = jcfg;
+
+  // Objects first (they belong to the watch caches, not to the actors).
+  std::vector<std::shared_ptr<const k8s::custom_object>> jobs;
+  std::vector<std::vector<std::shared_ptr<const k8s::pod>>> pods;
+  std::vector<std::vector<std::shared_ptr<const k8s::service>>> services;
+  for (int i = 0; i < actors; ++i) {
+    auto text = job_json(i);
+    text.replace(text.find(R"("spec":{)"), 8, R"("spec":{"runPolicy":{"managedBy":"example.com/other"},)");
+    k8s::custom_object job;
+    job.api_version = "kubeflow.org/v1";
+    job.kind = "PyTorchJob";
+    job.metadata.name = "bench-" + std::to_string(i);
+    job.metadata.namespace_ = "default";
+    job.metadata.uid = "uid-" + std::to_string(i);
+    job.document = *json::parse(text);
+    jobs.push_back(std::make_shared<const k8s::custom_object>(std::move(job)));
+    pods.emplace_back();
+    services.emplace_back();
+    for (int r = 0; r < 4; ++r) {
+      k8s::pod p;
+      p.metadata.name = "bench-" + std::to_string(i) + (r == 0 ? "-master-0" : "-worker-" + std::to_string(r - 1));
+      p.metadata.namespace_ = "default";
+      p.metadata.uid = p.metadata.name + "-uid";
+      p.metadata.resource_version = "1";
+      k8s::service s;
+      s.metadata = p.metadata;
+      pods.back().push_back(std::make_shared<const k8s::pod>(std::move(p)));
+      services.back().push_back(std::make_shared<const k8s::service>(std::move(s)));
+    }
+  }
+  std::this_thread::sleep_for(200ms);
+  malloc_trim(0);
+  auto before = mallinfo2().uordblks;
+  long rss_before = rss_kib();
+  std::vector<caf::actor> spawned;
+  spawned.reserve(actors);
+  for (int i = 0; i < actors; ++i) {
+    auto a = training::spawn_training_job(sys, nullptr, shared_cfg, jobs[i]);
+    for (auto& p : pods[i])
+      caf::anon_send(a, object_event<k8s::pod>{watch::event_type::added, p, nullptr});
+    for (auto& s : services[i])
+      caf::anon_send(a, object_event<k8s::service>{watch::event_type::added, s, nullptr});
+    spawned.push_back(std::move(a));
+  }
+  std::this_thread::sleep_for(2s); // every mailbox drained, every pass run (skipped)
+  auto after = mallinfo2().uordblks;
+  long rss_after = rss_kib();
+  std::printf("  idle job actors:             %d actors, each holding 4 pods + 4 services (shared)\n", actors);
+  std::printf("  memory per idle job actor:   %.0f B allocator in-use, %.0f B RSS (target <= 8192 B)\n",
+              static_cast<double>(after - before) / actors, (rss_after - rss_before) * 1024.0 / actors);
+  for (auto& a : spawned)
+    caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+  spawned.clear();
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  int jobs = argc > 1 ? std::atoi(argv[1]) : 1000;
+  int nodes = argc > 2 ? std::atoi(argv[2]) : 50;
+  int idle = argc > 3 ? std::atoi(argv[3]) : 10000;
+  if (jobs > 0)
+    throughput(jobs, nodes);
+  if (idle > 0)
+    idle_memory(idle);
+  return 0;
+}

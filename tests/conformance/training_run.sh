@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# Conformance: the training controller (`kozmo kubelet --training`) against a real Kubernetes
+# v1.20.2 control plane (kube-apiserver + etcd + kube-scheduler + kube-controller-manager from
+# ../shared/tools/real-k8s): the CRDs from deploy/crds, a PyTorchJob that succeeds, one that
+# fails at its backoffLimit, and a deleted job whose pods and services the real garbage
+# collector removes.
+#
+# Usage: training_run.sh REPO KOZMO
+# Env: KOZMO_CONFORMANCE_KEEP=1  keep the run directory (logs, PKI) for a look afterwards
+set -uo pipefail
+
+REPO=${1:?usage: training_run.sh REPO KOZMO}
+KOZMO=${2:?kozmo executable}
+
+PASS=0 FAIL=0
+ok() { PASS=$((PASS + 1)); echo "ok   - $1"; }
+bad() { FAIL=$((FAIL + 1)); echo "FAIL - $1"; shift; printf '       %s\n' "$@"; }
+log() { printf '[training-conformance %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+finish() { echo "$PASS passed, $FAIL failed"; ((FAIL == 0)); exit $?; }
+
+TOOLS=$REPO/../shared/tools/real-k8s
+if [ ! -x "$TOOLS/start.sh" ] || [ ! -x "$TOOLS/build.sh" ]; then
+  bad "the real-k8s tools are present" "$TOOLS/{build,start,stop}.sh not found"
+  finish
+fi
+TOOLS=$(cd "$TOOLS" && pwd -P)
+
+RUNDIR=$(mktemp -d /tmp/kozmo-training-conformance.XXXXXX)
+CTRL_PID=""
+cleanup() {
+  if [ -n "$CTRL_PID" ]; then
+    kill "$CTRL_PID" 2>/dev/null
+    wait "$CTRL_PID" 2>/dev/null
+  fi
+  "$TOOLS/stop.sh" "$RUNDIR" >"$RUNDIR/stop.log" 2>&1 || { echo "stop.sh failed:"; cat "$RUNDIR/stop.log"; }
+  if ((FAIL)); then
+    for f in kozmo.log kube-apiserver.log kube-controller-manager.log; do
+      [ -s "$RUNDIR/$f" ] || continue
+      echo "--- $f (tail) ---"
+      tail -n 40 "$RUNDIR/$f"
+    done
+  fi
+  if [ "${KOZMO_CONFORMANCE_KEEP:-0}" = 1 ]; then echo "run directory kept: $RUNDIR"; else rm -rf "$RUNDIR"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+# As run.sh: a watchdog in its own session stops kozmo and the cluster if meson kills us.
+setsid bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 1; done
+  ctrl=$(cat "$3/kozmo.pid" 2>/dev/null)
+  [ -n "$ctrl" ] && grep -qF "$3/" "/proc/$ctrl/cmdline" 2>/dev/null && kill "$ctrl"
+  [ -f "$3/pids" ] && "$2" "$3" >/dev/null 2>&1
+  [ "$4" = 1 ] || rm -rf "$3"' watchdog $$ "$TOOLS/stop.sh" "$RUNDIR" "${KOZMO_CONFORMANCE_KEEP:-0}" \
+  </dev/null >/dev/null 2>&1 &
+
+log "building the control plane if needed"
+if ! "$TOOLS/build.sh" >"$RUNDIR/build.log" 2>&1; then
+  bad "the real-k8s control plane builds" "$(tail -n 30 "$RUNDIR/build.log")"
+  finish
+fi
+log "starting kube-apiserver v1.20.2 + scheduler + controller-manager in $RUNDIR"
+if ! KC=$("$TOOLS/start.sh" --dir "$RUNDIR" --scheduler --controller-manager 2>"$RUNDIR/start.log") || [ ! -s "$KC" ]; then
+  bad "the real-k8s control plane starts" "$(tail -n 30 "$RUNDIR/start.log")"
+  finish
+fi
+ok "kube-apiserver v1.20.2 is up"
+
+k() { kubectl --kubeconfig "$KC" --cache-dir "$RUNDIR/kubectl-cache" --request-timeout=20s "$@" 2>&1; }
+# within SECONDS NAME PATTERN CMD...
+within() {
+  local secs=$1 name=$2 pattern=$3 out _
+  shift 3
+  for _ in $(seq 1 $((secs * 2))); do
+    out=$("$@")
+    grep -qE -- "$pattern" <<<"$out" && { ok "$name"; return 0; }
+    sleep 0.5
+  done
+  bad "$name" "wanted /$pattern/, last output: $out"
+  return 1
+}
+expect() {
+  local name=$1 pattern=$2 out rc
+  shift 2
+  out=$("$@")
+  rc=$?
+  if [ $rc -eq 0 ] && grep -qE -- "$pattern" <<<"$out"; then ok "$name"; else bad "$name" "rc=$rc" "$out"; fi
+}
+conditions() { k get "$1" "$2" -n "$NS" -o 'jsonpath={range .status.conditions[*]}{.type}={.status} {end}'; }
+count_of() { k get "$1" -n "$NS" -l "training.kubeflow.org/job-name=$2" -o name | grep -c .; }
+
+expect "the training CRDs apply" 'pytorchjobs.kubeflow.org (created|configured)' k apply -f "$REPO/deploy/crds/"
+within 30 "the PyTorchJob CRD is established" 'True' \
+  k get crd pytorchjobs.kubeflow.org -o 'jsonpath={.status.conditions[?(@.type=="Established")].status}'
+
+log "starting kozmo kubelet --training (2 simulated nodes + the training controller)"
+"$KOZMO" kubelet --kubeconfig "$KC" --nodes 2 --gpus-per-node 4 --node-prefix conf --training --log-level debug \
+  >"$RUNDIR/kozmo.log" 2>&1 &
+CTRL_PID=$!
+echo "$CTRL_PID" >"$RUNDIR/kozmo.pid"
+NS=conf-training-$RANDOM
+expect "a namespace for the jobs" "namespace/$NS created" k create namespace "$NS"
+within 30 "the simulated nodes register" 'conf-1' k get nodes
+within 30 "the namespace's default service account exists" 'default' k get serviceaccount default -n "$NS"
+
+# job NAME WORKER_DURATION WORKER_RESTART [WORKER_EXIT] [BACKOFF]: a CPU-only PyTorchJob (the
+# default scheduler places it), master running for MASTER_DURATION.
+job() {
+  cat <<EOF
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: $1
+  namespace: $NS
+spec:
+  runPolicy:
+    backoffLimit: ${5:-3}
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      restartPolicy: OnFailure
+      template:
+        metadata:
+          annotations:
+            kozmo.io/sim-duration: "${MASTER_DURATION:-3s}"
+            kozmo.io/sim-pull-duration: "200ms"
+        spec:
+          containers:
+          - name: pytorch
+            image: kubeflowkatib/pytorch-mnist:v1beta1-45c5727
+    Worker:
+      replicas: 2
+      restartPolicy: $3
+      template:
+        metadata:
+          annotations:
+            kozmo.io/sim-duration: "$2"
+            kozmo.io/sim-pull-duration: "200ms"
+$([ -n "${4:-}" ] && echo "            kozmo.io/sim-exit-code: \"$4\"")
+        spec:
+          containers:
+          - name: pytorch
+            image: kubeflowkatib/pytorch-mnist:v1beta1-45c5727
+EOF
+}
+
+expect "create a PyTorchJob (master + 2 workers)" 'created' k create -f - <<<"$(job ok-job 3s OnFailure)"
+within 30 "its 3 pods are created" '^3$' count_of pods ok-job
+within 30 "its 3 headless services are created" '^3$' count_of services ok-job
+within 30 "the job is Running" 'Running=True' conditions pytorchjob ok-job
+within 60 "the job reaches Succeeded" 'Succeeded=True' conditions pytorchjob ok-job
+expect "its replica statuses count the succeeded master" '^1$' \
+  k get pytorchjob ok-job -n "$NS" -o 'jsonpath={.status.replicaStatuses.Master.succeeded}'
+
+MASTER_DURATION=forever
+expect "create a job whose workers are killed (exit 137) every time" 'created' \
+  k create -f - <<<"$(job failing-job 500ms ExitCode 137 3)"
+within 90 "it ends Failed at its backoffLimit" 'Failed=True' conditions pytorchjob failing-job
+expect "the reason names the backoff limit" 'BackoffLimitExceeded' \
+  k get pytorchjob failing-job -n "$NS" -o 'jsonpath={.status.conditions[?(@.type=="Failed")].reason}'
+expect "the recreations are in its events" 'ExitedWithCode' \
+  k get events -n "$NS" --field-selector involvedObject.name=failing-job -o 'jsonpath={.items[*].reason}'
+
+expect "create a job that runs forever" 'created' k create -f - <<<"$(job endless forever OnFailure)"
+within 60 "it runs" 'Running=True' conditions pytorchjob endless
+expect "kubectl delete the running job" 'deleted' k delete pytorchjob endless -n "$NS"
+within 60 "the garbage collector deletes its pods" '^0$' count_of pods endless
+within 60 "and its services" '^0$' count_of services endless
+
+warnings=$(grep -E 'training: .*(retrying|ended)' "$RUNDIR/kozmo.log" | head -n 20)
+if [ -z "$warnings" ]; then ok "the training controller logged no failed API calls"; else
+  # 409s while a deleted pod terminates are expected on a real cluster; show them, do not fail.
+  echo "note - the controller retried some calls:"; printf '       %s\n' "$warnings"
+fi
+kill -TERM "$CTRL_PID"
+wait "$CTRL_PID"
+rc=$?
+CTRL_PID=""
+if [ "$rc" = 0 ]; then ok "kozmo kubelet --training stops on SIGTERM with status 0"; else bad "kozmo stops on SIGTERM" "status $rc"; fi
+k delete namespace "$NS" --wait=false >/dev/null
+finish
