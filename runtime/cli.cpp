@@ -103,6 +103,11 @@ Usage:
                                 --nodes 0 runs the controller alone)
   kozmo apiserver [flags]   only the embedded API server
       --port N  --data-dir DIR  --log-level LEVEL
+  kozmo extender [flags]    kube-scheduler extender (filter/preempt/bind, inspect API)
+      --config FILE             HiveD configuration (required)
+      --kubeconfig PATH         (default: the config's kubeConfigFilePath, in-cluster, $KUBECONFIG)
+      --listen HOST:PORT        (default: the config's webServerAddress, else :30096)
+      --log-level LEVEL
   kozmo version
   kozmo help
 )";
@@ -163,6 +168,21 @@ expected<command> parse_command_line(const std::vector<std::string>& args) {
     };
     if (auto st = parse_flags(sub, rest, args.end(), flags); !st)
       return st.err();
+    return cmd;
+  }
+  if (sub == "extender") {
+    cmd.what = command::kind::extender;
+    auto& o = cmd.extender;
+    std::map<std::string, flag> flags{
+        {"config", string_flag(o.config)},
+        {"kubeconfig", string_flag(o.kubeconfig)},
+        {"listen", string_flag(o.listen)},
+        {"log-level", string_flag(o.log_level)},
+    };
+    if (auto st = parse_flags(sub, rest, args.end(), flags); !st)
+      return st.err();
+    if (o.config.empty())
+      return error::bad_request("kozmo extender: --config FILE (a HiveD configuration) is required");
     return cmd;
   }
   return error::bad_request("unknown command \"" + sub + "\"; run `kozmo help`");

@@ -36,11 +36,20 @@ struct apiserver_options {
   std::string log_level = "info";
 };
 
+// kube-scheduler's extender as its own process (HiveD's deployment shape).
+struct extender_cli_options {
+  std::string config;              // HiveD configuration YAML (required)
+  std::string kubeconfig;          // "" = config's kubeConfigFilePath, in-cluster, $KUBECONFIG
+  std::string listen;              // "host:port"; "" = config's webServerAddress
+  std::string log_level = "info";
+};
+
 struct command {
-  enum class kind { local, kubelet, apiserver, version, help } what = kind::help;
+  enum class kind { local, kubelet, apiserver, extender, version, help } what = kind::help;
   local_options local;
   kubelet_options kubelet;
   apiserver_options apiserver;
+  extender_cli_options extender;
 };
 
 // Parses argv (without the program name). Errors say which flag is wrong and why.

@@ -1,5 +1,7 @@
 #include "runtime/local_mode.hpp"
 
+#include "actors/extender/run_extender.hpp"
+
 #include "runtime/engine.hpp"
 #include "runtime/hived_shape.hpp"
 #include "runtime/logging.hpp"
@@ -205,6 +207,19 @@ int run_apiserver(const apiserver_options& opts) {
   wait_for_signal(signals);
   e.stop();
   return 0;
+}
+
+int run_extender(const extender_cli_options& opts) {
+  if (!start_logging(opts.log_level))
+    return 2;
+  extender::extender_options eo;
+  eo.config_path = opts.config;
+  eo.kubeconfig = opts.kubeconfig;
+  eo.listen = opts.listen;
+  eo.on_listening = [](unsigned short port) {
+    std::cout << "kozmo extender: listening on port " << port << "\n" << std::flush;
+  };
+  return extender::run_extender(eo);
 }
 
 } // namespace kozmo::runtime

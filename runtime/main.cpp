@@ -26,6 +26,8 @@ int main(int argc, char** argv) {
     return kozmo::runtime::run_kubelet(cmd->kubelet);
   case kind::apiserver:
     return kozmo::runtime::run_apiserver(cmd->apiserver);
+  case kind::extender:
+    return kozmo::runtime::run_extender(cmd->extender);
   }
   return 2;
 }

@@ -8,12 +8,12 @@
 #   - a pod whose scheduling spec is malformed stays Pending with a FailedScheduling event
 #     carrying the extender's message.
 #
-# Usage: extender_run.sh REPO EXTENDER_EXE   (EXTENDER_EXE: --config F --kubeconfig KC --listen H:P)
+# Usage: extender_run.sh REPO KOZMO_EXE   (runs `KOZMO_EXE extender --config F --kubeconfig KC --listen H:P`)
 # Env: KOZMO_CONFORMANCE_KEEP=1  keep the run directory (logs, PKI) for a look afterwards
 set -uo pipefail
 
 REPO=${1:?usage: extender_run.sh REPO EXTENDER_EXE}
-EXTENDER=${2:?extender executable}
+EXTENDER=${2:?the kozmo executable}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 
 PASS=0 FAIL=0
@@ -70,13 +70,13 @@ k() { kubectl --kubeconfig "$KC" --cache-dir "$RUNDIR/kubectl-cache" --request-t
 
 # ---- the extender (port 0: it prints the port it bound) ----
 cp "$HERE/extender-cluster.yaml" "$RUNDIR/extender-cluster.yaml"
-setsid "$EXTENDER" --config "$RUNDIR/extender-cluster.yaml" --kubeconfig "$KC" --listen 127.0.0.1:0 \
+setsid "$EXTENDER" extender --config "$RUNDIR/extender-cluster.yaml" --kubeconfig "$KC" --listen 127.0.0.1:0 \
   >"$RUNDIR/extender.out" 2>"$RUNDIR/extender.log" </dev/null &
 echo "$(basename "$EXTENDER") $!" >>"$RUNDIR/pids"
 EXTENDER_PID=$!
 EXT_PORT=""
 for _ in $(seq 1 100); do
-  EXT_PORT=$(sed -n 's/^listening \([0-9]*\)$/\1/p' "$RUNDIR/extender.out" 2>/dev/null)
+  EXT_PORT=$(sed -n 's/^kozmo extender: listening on port \([0-9]*\)$/\1/p' "$RUNDIR/extender.out" 2>/dev/null)
   [ -n "$EXT_PORT" ] && break
   kill -0 "$EXTENDER_PID" 2>/dev/null || break
   sleep 0.1

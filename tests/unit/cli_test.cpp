@@ -41,3 +41,15 @@ TEST_CASE("an unknown sub-command points at kozmo help, and no arguments means h
   CHECK(none->what == command::kind::help);
   CHECK_THAT(usage(), Catch::Contains("--write-kubeconfig"));
 }
+
+TEST_CASE("kozmo extender needs a HiveD configuration and takes kubeconfig and listen address") {
+  auto cmd = parse_command_line({"extender", "--config", "hived.yaml", "--kubeconfig=/tmp/kc", "--listen", ":30096"});
+  REQUIRE(cmd.has_value());
+  CHECK(cmd->what == command::kind::extender);
+  CHECK(cmd->extender.config == "hived.yaml");
+  CHECK(cmd->extender.kubeconfig == "/tmp/kc");
+  CHECK(cmd->extender.listen == ":30096");
+  auto missing = parse_command_line({"extender", "--listen", ":30096"});
+  REQUIRE_FALSE(missing.has_value());
+  CHECK_THAT(missing.err().message, Catch::Contains("--config") && Catch::Contains("required"));
+}
