@@ -16,57 +16,17 @@ REPO=${1:?usage: extender_run.sh REPO EXTENDER_EXE}
 EXTENDER=${2:?the kozmo executable}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 
-PASS=0 FAIL=0
-ok() { PASS=$((PASS + 1)); echo "ok   - $1"; }
-bad() { FAIL=$((FAIL + 1)); echo "FAIL - $1"; shift; printf '       %s\n' "$@"; }
-log() { printf '[extender-conformance %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
-finish() { echo "$PASS passed, $FAIL failed"; ((FAIL == 0)); exit $?; }
-
-TOOLS=$REPO/../shared/tools/real-k8s
-if [ ! -x "$TOOLS/start.sh" ] || [ ! -x "$TOOLS/build.sh" ]; then
-  bad "the real-k8s tools are present" "$TOOLS/{build,start,stop}.sh not found"
-  finish
-fi
-TOOLS=$(cd "$TOOLS" && pwd -P)
-BIN=${KOZMO_K8S_CACHE:-$HOME/.cache/kozmo/k8s-v1.20.2}
-
-RUNDIR=$(mktemp -d /tmp/kozmo-extender-conformance.XXXXXX)
-cleanup() {
-  # stop.sh stops what start.sh recorded plus the extender and kube-scheduler appended below
-  # (each only if it is still that program with RUNDIR in its command line).
-  [ -f "$RUNDIR/pids" ] && { "$TOOLS/stop.sh" "$RUNDIR" >"$RUNDIR/stop.log" 2>&1 || { echo "stop.sh failed:"; cat "$RUNDIR/stop.log"; }; }
-  if ((FAIL)); then
-    for f in extender.log kube-scheduler.log; do
-      [ -s "$RUNDIR/$f" ] || continue
-      echo "--- $f (tail) ---"
-      tail -n 40 "$RUNDIR/$f"
-    done
-  fi
-  if [ "${KOZMO_CONFORMANCE_KEEP:-0}" = 1 ]; then echo "run directory kept: $RUNDIR"; else rm -rf "$RUNDIR"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-# meson SIGKILLs a timed-out test shortly after SIGTERM: a watchdog in its own session stops
-# everything recorded in RUNDIR/pids once this script is gone, however it ended.
-setsid bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 1; done
-  [ -f "$3/pids" ] && "$2" "$3" >/dev/null 2>&1
-  [ "$4" = 1 ] || rm -rf "$3"' watchdog $$ "$TOOLS/stop.sh" "$RUNDIR" "${KOZMO_CONFORMANCE_KEEP:-0}" \
-  </dev/null >/dev/null 2>&1 &
+source "$HERE/lib.sh"
+conformance_init extender-conformance
+conformance_find_tools "$REPO"
+# At exit stop.sh also stops the extender and kube-scheduler appended to RUNDIR/pids below (each
+# only if it is still that program with RUNDIR in its command line).
+conformance_make_rundir kozmo-extender-conformance --show-logs extender.log kube-scheduler.log
 
 # ---- the control plane, without its own scheduler ----
-log "building the control plane if needed (the first build compiles Kubernetes: ~8 min)"
-if ! "$TOOLS/build.sh" "$BIN" >"$RUNDIR/build.log" 2>&1; then
-  bad "the real-k8s control plane builds" "$(tail -n 30 "$RUNDIR/build.log")"
-  finish
-fi
-log "starting kube-apiserver v1.20.2 in $RUNDIR"
-if ! KC=$("$TOOLS/start.sh" --dir "$RUNDIR" --bin "$BIN" 2>"$RUNDIR/start.log") || [ ! -s "$KC" ]; then
-  bad "the real-k8s control plane starts" "$(tail -n 30 "$RUNDIR/start.log")"
-  finish
-fi
+conformance_start_control_plane
 PKI=$RUNDIR/pki
 ok "kube-apiserver v1.20.2 is up"
-k() { kubectl --kubeconfig "$KC" --cache-dir "$RUNDIR/kubectl-cache" --request-timeout=20s "$@" 2>&1; }
 
 # ---- the extender (port 0: it prints the port it bound) ----
 cp "$HERE/extender-cluster.yaml" "$RUNDIR/extender-cluster.yaml"
@@ -173,18 +133,7 @@ for p in gang-0 gang-1; do
   grep -q created <<<"$out" || bad "pod $p created" "$out"
 done
 
-# eventually NAME PATTERN CMD...: CMD's output matches PATTERN (grep -E) within 45 s.
-eventually() {
-  local name=$1 pattern=$2 out _
-  shift 2
-  for _ in $(seq 1 90); do
-    out=$("$@")
-    grep -qE -- "$pattern" <<<"$out" && { ok "$name"; return 0; }
-    sleep 0.5
-  done
-  bad "$name" "wanted /$pattern/, last output: $out"
-  return 1
-}
+eventually() { within 45 "$@"; } # eventually NAME PATTERN CMD...: within 45 s
 placement() { k get pod "$1" -o 'jsonpath={.spec.nodeName}|{.metadata.annotations.hivedscheduler\.microsoft\.com/pod-leaf-cell-isolation}'; }
 bind_info() { k get pod "$1" -o 'jsonpath={.metadata.annotations.hivedscheduler\.microsoft\.com/pod-bind-info}'; }
 

@@ -13,61 +13,14 @@ CLIENT_TEST=${2:?client_apiserver test executable}
 WATCH_TEST=${3:?actors_watch test executable}
 KOZMO=${4:?kozmo executable}
 
-PASS=0 FAIL=0
-ok() { PASS=$((PASS + 1)); echo "ok   - $1"; }
-bad() { FAIL=$((FAIL + 1)); echo "FAIL - $1"; shift; printf '       %s\n' "$@"; }
-log() { printf '[conformance %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
-finish() { echo "$PASS passed, $FAIL failed"; ((FAIL == 0)); exit $?; }
-
-TOOLS=$REPO/../shared/tools/real-k8s
-if [ ! -x "$TOOLS/start.sh" ] || [ ! -x "$TOOLS/build.sh" ]; then
-  bad "the real-k8s tools are present" \
-    "$TOOLS/{build,start,stop}.sh not found: the conformance suite needs the shared tools" \
-    "checked out beside the repository (../shared next to $(basename "$REPO"))"
-  finish
-fi
-TOOLS=$(cd "$TOOLS" && pwd -P)
-
-RUNDIR=$(mktemp -d /tmp/kozmo-conformance.XXXXXX)
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+conformance_init conformance
+conformance_find_tools "$REPO"
 KUBELET_PID=""
-cleanup() {
-  if [ -n "$KUBELET_PID" ]; then
-    kill "$KUBELET_PID" 2>/dev/null
-    wait "$KUBELET_PID" 2>/dev/null
-  fi
-  "$TOOLS/stop.sh" "$RUNDIR" >"$RUNDIR/stop.log" 2>&1 || { echo "stop.sh failed:"; cat "$RUNDIR/stop.log"; }
-  if ((FAIL)); then
-    for f in kube-apiserver.log kubelet.log; do
-      [ -s "$RUNDIR/$f" ] || continue
-      echo "--- $f (tail) ---"
-      tail -n 40 "$RUNDIR/$f"
-    done
-  fi
-  if [ "${KOZMO_CONFORMANCE_KEEP:-0}" = 1 ]; then echo "run directory kept: $RUNDIR"; else rm -rf "$RUNDIR"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-# start.sh runs the control plane in its own sessions, and meson SIGKILLs a timed-out test half
-# a second after SIGTERM, before cleanup can finish: a watchdog in its own session stops the
-# kubelet and the cluster once this script is gone, however it ended.
-setsid bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 1; done
-  kubelet=$(cat "$3/kubelet.pid" 2>/dev/null)
-  [ -n "$kubelet" ] && grep -qF "$3/" "/proc/$kubelet/cmdline" 2>/dev/null && kill "$kubelet"
-  [ -f "$3/pids" ] && "$2" "$3" >/dev/null 2>&1
-  [ "$4" = 1 ] || rm -rf "$3"' watchdog $$ "$TOOLS/stop.sh" "$RUNDIR" "${KOZMO_CONFORMANCE_KEEP:-0}" \
-  </dev/null >/dev/null 2>&1 &
+conformance_make_rundir kozmo-conformance --child KUBELET_PID kubelet.pid --show-logs kube-apiserver.log kubelet.log
 
 # ---- the control plane ----
-log "building the control plane if needed (the first build compiles Kubernetes: ~8 min)"
-if ! "$TOOLS/build.sh" >"$RUNDIR/build.log" 2>&1; then
-  bad "the real-k8s control plane builds" "$(tail -n 30 "$RUNDIR/build.log")"
-  finish
-fi
-log "starting kube-apiserver v1.20.2 in $RUNDIR"
-if ! KC=$("$TOOLS/start.sh" --dir "$RUNDIR" 2>"$RUNDIR/start.log") || [ ! -s "$KC" ]; then
-  bad "the real-k8s control plane starts" "$(tail -n 30 "$RUNDIR/start.log")"
-  finish
-fi
+conformance_start_control_plane
 ok "kube-apiserver v1.20.2 is up ($(grep -o 'https://[^ ]*' "$RUNDIR/start.log" | head -n1))"
 
 # ---- the C++ test executables, switched to the real cluster ----
@@ -86,35 +39,7 @@ run_test "client_apiserver against the real cluster" "$CLIENT_TEST"
 run_test "actors_watch against the real cluster" "$WATCH_TEST"
 
 # ---- the simulated kubelet against the real API server ----
-k() { kubectl --kubeconfig "$KC" --cache-dir "$RUNDIR/kubectl-cache" --request-timeout=20s "$@" 2>&1; }
-# eventually NAME PATTERN CMD...: CMD's output matches PATTERN (grep -E) within 30 s.
-eventually() {
-  local name=$1 pattern=$2 out _
-  shift 2
-  for _ in $(seq 1 60); do
-    out=$("$@")
-    grep -qE -- "$pattern" <<<"$out" && { ok "$name"; return 0; }
-    sleep 0.5
-  done
-  bad "$name" "wanted /$pattern/, last output: $out"
-  return 1
-}
-# expect NAME PATTERN CMD...: CMD succeeds and its output matches PATTERN.
-expect() {
-  local name=$1 pattern=$2 out rc
-  shift 2
-  out=$("$@")
-  rc=$?
-  if [ $rc -eq 0 ] && grep -qE -- "$pattern" <<<"$out"; then ok "$name"; else bad "$name" "rc=$rc" "$out"; fi
-}
-# expect_fail NAME PATTERN CMD...: CMD fails and its output matches PATTERN.
-expect_fail() {
-  local name=$1 pattern=$2 out rc
-  shift 2
-  out=$("$@")
-  rc=$?
-  if [ $rc -ne 0 ] && grep -qE -- "$pattern" <<<"$out"; then ok "$name"; else bad "$name" "rc=$rc" "$out"; fi
-}
+eventually() { within 30 "$@"; } # eventually NAME PATTERN CMD...: within 30 s
 # sim_pod NAME DURATION [EXIT_CODE]: a pod bound to conf-0 that the simulated kubelet runs.
 sim_pod() {
   cat <<EOF

@@ -12,78 +12,16 @@ set -uo pipefail
 REPO=${1:?usage: training_run.sh REPO KOZMO}
 KOZMO=${2:?kozmo executable}
 
-PASS=0 FAIL=0
-ok() { PASS=$((PASS + 1)); echo "ok   - $1"; }
-bad() { FAIL=$((FAIL + 1)); echo "FAIL - $1"; shift; printf '       %s\n' "$@"; }
-log() { printf '[training-conformance %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
-finish() { echo "$PASS passed, $FAIL failed"; ((FAIL == 0)); exit $?; }
-
-TOOLS=$REPO/../shared/tools/real-k8s
-if [ ! -x "$TOOLS/start.sh" ] || [ ! -x "$TOOLS/build.sh" ]; then
-  bad "the real-k8s tools are present" "$TOOLS/{build,start,stop}.sh not found"
-  finish
-fi
-TOOLS=$(cd "$TOOLS" && pwd -P)
-
-RUNDIR=$(mktemp -d /tmp/kozmo-training-conformance.XXXXXX)
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+conformance_init training-conformance
+conformance_find_tools "$REPO"
 CTRL_PID=""
-cleanup() {
-  if [ -n "$CTRL_PID" ]; then
-    kill "$CTRL_PID" 2>/dev/null
-    wait "$CTRL_PID" 2>/dev/null
-  fi
-  "$TOOLS/stop.sh" "$RUNDIR" >"$RUNDIR/stop.log" 2>&1 || { echo "stop.sh failed:"; cat "$RUNDIR/stop.log"; }
-  if ((FAIL)); then
-    for f in kozmo.log kube-apiserver.log kube-controller-manager.log; do
-      [ -s "$RUNDIR/$f" ] || continue
-      echo "--- $f (tail) ---"
-      tail -n 40 "$RUNDIR/$f"
-    done
-  fi
-  if [ "${KOZMO_CONFORMANCE_KEEP:-0}" = 1 ]; then echo "run directory kept: $RUNDIR"; else rm -rf "$RUNDIR"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-# As run.sh: a watchdog in its own session stops kozmo and the cluster if meson kills us.
-setsid bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 1; done
-  ctrl=$(cat "$3/kozmo.pid" 2>/dev/null)
-  [ -n "$ctrl" ] && grep -qF "$3/" "/proc/$ctrl/cmdline" 2>/dev/null && kill "$ctrl"
-  [ -f "$3/pids" ] && "$2" "$3" >/dev/null 2>&1
-  [ "$4" = 1 ] || rm -rf "$3"' watchdog $$ "$TOOLS/stop.sh" "$RUNDIR" "${KOZMO_CONFORMANCE_KEEP:-0}" \
-  </dev/null >/dev/null 2>&1 &
+conformance_make_rundir kozmo-training-conformance --child CTRL_PID kozmo.pid \
+  --show-logs kozmo.log kube-apiserver.log kube-controller-manager.log
 
-log "building the control plane if needed"
-if ! "$TOOLS/build.sh" >"$RUNDIR/build.log" 2>&1; then
-  bad "the real-k8s control plane builds" "$(tail -n 30 "$RUNDIR/build.log")"
-  finish
-fi
-log "starting kube-apiserver v1.20.2 + scheduler + controller-manager in $RUNDIR"
-if ! KC=$("$TOOLS/start.sh" --dir "$RUNDIR" --scheduler --controller-manager 2>"$RUNDIR/start.log") || [ ! -s "$KC" ]; then
-  bad "the real-k8s control plane starts" "$(tail -n 30 "$RUNDIR/start.log")"
-  finish
-fi
+conformance_start_control_plane --scheduler --controller-manager
 ok "kube-apiserver v1.20.2 is up"
 
-k() { kubectl --kubeconfig "$KC" --cache-dir "$RUNDIR/kubectl-cache" --request-timeout=20s "$@" 2>&1; }
-# within SECONDS NAME PATTERN CMD...
-within() {
-  local secs=$1 name=$2 pattern=$3 out _
-  shift 3
-  for _ in $(seq 1 $((secs * 2))); do
-    out=$("$@")
-    grep -qE -- "$pattern" <<<"$out" && { ok "$name"; return 0; }
-    sleep 0.5
-  done
-  bad "$name" "wanted /$pattern/, last output: $out"
-  return 1
-}
-expect() {
-  local name=$1 pattern=$2 out rc
-  shift 2
-  out=$("$@")
-  rc=$?
-  if [ $rc -eq 0 ] && grep -qE -- "$pattern" <<<"$out"; then ok "$name"; else bad "$name" "rc=$rc" "$out"; fi
-}
 conditions() { k get "$1" "$2" -n "$NS" -o 'jsonpath={range .status.conditions[*]}{.type}={.status} {end}'; }
 count_of() { k get "$1" -n "$NS" -l "training.kubeflow.org/job-name=$2" -o name | grep -c .; }
 

@@ -3,49 +3,13 @@
 # Usage: kubectl_e2e.sh PATH/TO/kozmo
 set -uo pipefail
 KOZMO=${1:?usage: kubectl_e2e.sh PATH/TO/kozmo}
-HERE=$(cd "$(dirname "$0")" && pwd)
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$HERE/lib.sh"
 M=$HERE/manifests
-WORK=$(mktemp -d /tmp/kozmo-e2e.XXXXXX)
-PASS=0 FAIL=0
+e2e_init kozmo-e2e 60
+eventually() { within 30 "$@"; } # eventually NAME PATTERN CMD...: within 30 s
 
-cleanup() {
-  [ -n "${KOZMO_PID:-}" ] && kill "$KOZMO_PID" 2>/dev/null && wait "$KOZMO_PID" 2>/dev/null
-  [ -n "${WATCH_PID:-}" ] && kill "$WATCH_PID" 2>/dev/null
-  if ((FAIL)); then echo "--- kozmo local log (tail) ---"; tail -n 60 "$WORK/kozmo.log"; fi
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-ok() { PASS=$((PASS + 1)); echo "ok   - $1"; }
-bad() { FAIL=$((FAIL + 1)); echo "FAIL - $1"; shift; printf '       %s\n' "$@"; }
-# expect NAME PATTERN CMD...: CMD succeeds and its output matches PATTERN (grep -E).
-expect() {
-  local name=$1 pattern=$2; shift 2
-  local out; out=$("$@" 2>&1); local rc=$?
-  if [ $rc -eq 0 ] && grep -qE -- "$pattern" <<<"$out"; then ok "$name"; else bad "$name" "rc=$rc" "$out"; fi
-}
-# expect_fail NAME PATTERN CMD...: CMD fails and its output matches PATTERN.
-expect_fail() {
-  local name=$1 pattern=$2; shift 2
-  local out; out=$("$@" 2>&1); local rc=$?
-  if [ $rc -ne 0 ] && grep -qE -- "$pattern" <<<"$out"; then ok "$name"; else bad "$name" "rc=$rc" "$out"; fi
-}
-# eventually NAME PATTERN CMD...: CMD's output matches PATTERN within 30 s.
-eventually() {
-  local name=$1 pattern=$2; shift 2
-  local out i
-  for i in $(seq 1 60); do
-    out=$("$@" 2>&1); grep -qE -- "$pattern" <<<"$out" && { ok "$name"; return; }
-    sleep 0.5
-  done
-  bad "$name" "$out"
-}
-
-"$KOZMO" local --port 0 --nodes 2 --gpus-per-node 4 --write-kubeconfig "$WORK/kubeconfig" >"$WORK/kozmo.log" 2>&1 &
-KOZMO_PID=$!
-for _ in $(seq 1 100); do [ -s "$WORK/kubeconfig" ] && break; sleep 0.1; done
-export KUBECONFIG=$WORK/kubeconfig
-k() { kubectl --cache-dir "$WORK/cache" --request-timeout=20s "$@"; }
+e2e_start_local "$WORK/kubeconfig" "$WORK/kozmo.log" --nodes 2 --gpus-per-node 4
 
 eventually "the server answers kubectl" 'Server Version' k version
 
@@ -135,14 +99,9 @@ kill -TERM "$KOZMO_PID"; wait "$KOZMO_PID"; rc=$?
 if [ $rc -eq 0 ]; then ok "kozmo local exits 0 on SIGTERM"; else bad "kozmo local exits 0 on SIGTERM" "rc=$rc"; fi
 KOZMO_PID=
 start_local() {
-  rm -f "$WORK/kubeconfig2"
-  "$KOZMO" local --port 0 --cluster "$HERE/../../examples/cluster.yaml" --data-dir "$WORK/data" \
-    --write-kubeconfig "$WORK/kubeconfig2" >>"$WORK/kozmo.log" 2>&1 &
-  KOZMO_PID=$!
-  for _ in $(seq 1 100); do [ -s "$WORK/kubeconfig2" ] && break; sleep 0.1; done
+  e2e_start_local "$WORK/kubeconfig2" "$WORK/kozmo.log" --cluster "$HERE/../../examples/cluster.yaml" --data-dir "$WORK/data"
 }
 start_local
-export KUBECONFIG=$WORK/kubeconfig2
 eventually "a --cluster file gives exactly its nodes" '^k80 v100-0 v100-1$' \
   k get nodes -o 'jsonpath={.items[*].metadata.name}'
 expect "the cluster file's GPU type and labels are on the nodes" '^K80 b$' \
@@ -156,11 +115,7 @@ eventually "objects survive a restart with --data-dir" '^b$' k get configmap kep
 kill -TERM "$KOZMO_PID"; wait "$KOZMO_PID"; KOZMO_PID=
 HIVED=$HERE/../../../shared/reference/hived-design-config.yaml
 if [ -f "$HIVED" ]; then
-  rm -f "$WORK/kubeconfig3"
-  "$KOZMO" local --port 0 --cluster "$HIVED" --write-kubeconfig "$WORK/kubeconfig3" >>"$WORK/kozmo.log" 2>&1 &
-  KOZMO_PID=$!
-  for _ in $(seq 1 100); do [ -s "$WORK/kubeconfig3" ] && break; sleep 0.1; done
-  export KUBECONFIG=$WORK/kubeconfig3
+  e2e_start_local "$WORK/kubeconfig3" "$WORK/kozmo.log" --cluster "$HIVED"
   eventually "HiveD's design config gives its twenty nodes" '^20$' \
     sh -c "kubectl --cache-dir $WORK/cache get nodes -o name | wc -l"
   expect "the node in two chains has ten GPUs of two types" '^10 2 8$' \
@@ -170,5 +125,4 @@ else
   bad "HiveD's design config is at ../shared/reference" "missing: $HIVED"
 fi
 
-echo "$PASS passed, $FAIL failed"
-[ "$FAIL" -eq 0 ]
+e2e_finish

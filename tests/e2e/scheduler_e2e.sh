@@ -4,48 +4,18 @@
 # Usage: scheduler_e2e.sh PATH/TO/kozmo
 set -uo pipefail
 KOZMO=${1:?usage: scheduler_e2e.sh PATH/TO/kozmo}
-HERE=$(cd "$(dirname "$0")" && pwd)
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$HERE/lib.sh"
 ROOT=$(cd "$HERE/../.." && pwd)
 CONFIG=${KOZMO_HIVED_CONFIG:-$ROOT/../shared/reference/hived-design-config.yaml}
-WORK=$(mktemp -d /tmp/kozmo-sched-e2e.XXXXXX)
-PASS=0 FAIL=0
-
-cleanup() {
-  [ -n "${KOZMO_PID:-}" ] && kill "$KOZMO_PID" 2>/dev/null && wait "$KOZMO_PID" 2>/dev/null
-  if ((FAIL)); then echo "--- kozmo local log (tail) ---"; tail -n 80 "$WORK"/kozmo*.log; fi
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-ok() { PASS=$((PASS + 1)); echo "ok   - $1"; }
-bad() { FAIL=$((FAIL + 1)); echo "FAIL - $1"; shift; printf '       %s\n' "$@"; }
-expect() {
-  local name=$1 pattern=$2; shift 2
-  local out; out=$("$@" 2>&1); local rc=$?
-  if [ $rc -eq 0 ] && grep -qE -- "$pattern" <<<"$out"; then ok "$name"; else bad "$name" "rc=$rc" "$out"; fi
-}
-# eventually NAME PATTERN CMD...: CMD's output matches PATTERN within 45 s.
-eventually() {
-  local name=$1 pattern=$2; shift 2
-  local out i
-  for i in $(seq 1 90); do
-    out=$("$@" 2>&1); grep -qE -- "$pattern" <<<"$out" && { ok "$name"; return; }
-    sleep 0.5
-  done
-  bad "$name" "$out"
-}
+e2e_init kozmo-sched-e2e 80
+eventually() { within 45 "$@"; } # eventually NAME PATTERN CMD...: within 45 s
 
 if [ ! -f "$CONFIG" ]; then echo "1..0 # SKIP no HiveD config at $CONFIG"; exit 77; fi
 
 start_kozmo() { # $1: log name
-  rm -f "$WORK/kubeconfig"
-  "$KOZMO" local --port 0 --cluster "$CONFIG" --data-dir "$WORK/data" --write-kubeconfig "$WORK/kubeconfig" \
-    >"$WORK/kozmo-$1.log" 2>&1 &
-  KOZMO_PID=$!
-  for _ in $(seq 1 200); do [ -s "$WORK/kubeconfig" ] && break; sleep 0.1; done
+  e2e_start_local "$WORK/kubeconfig" "$WORK/kozmo-$1.log" --cluster "$CONFIG" --data-dir "$WORK/data"
 }
-export KUBECONFIG=$WORK/kubeconfig
-k() { kubectl --cache-dir "$WORK/cache" --request-timeout=20s "$@"; }
 
 # pod NAME ANNOTATION-YAML GPUS: a pod for the GPU scheduler that runs until deleted.
 pod() {
@@ -159,5 +129,4 @@ expect "deleting the gang that holds the P100s" 'deleted' k delete pod hold-0 ho
 eventually "the pending gang is placed once GPUs are free" '^4$' sh -c "kubectl --cache-dir $WORK/cache get pods --no-headers | grep -c '^later-.*Running'"
 expect "still no GPU given twice" '^distinct' no_double_claims
 
-echo "# scheduler e2e: $PASS passed, $FAIL failed"
-((FAIL == 0))
+e2e_finish "# scheduler e2e:"

@@ -5,44 +5,14 @@
 # Usage: training_e2e.sh PATH/TO/kozmo [REPO]
 set -uo pipefail
 KOZMO=${1:?usage: training_e2e.sh PATH/TO/kozmo [REPO]}
-HERE=$(cd "$(dirname "$0")" && pwd)
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$HERE/lib.sh"
 REPO=${2:-$(cd "$HERE/../.." && pwd)}
 EX=$REPO/examples
-WORK=$(mktemp -d /tmp/kozmo-training-e2e.XXXXXX)
-PASS=0 FAIL=0
-
-cleanup() {
-  [ -n "${KOZMO_PID:-}" ] && kill "$KOZMO_PID" 2>/dev/null && wait "$KOZMO_PID" 2>/dev/null
-  if ((FAIL)); then echo "--- kozmo local log (tail) ---"; tail -n 80 "$WORK/kozmo.log"; fi
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-ok() { PASS=$((PASS + 1)); echo "ok   - $1"; }
-bad() { FAIL=$((FAIL + 1)); echo "FAIL - $1"; shift; printf '       %s\n' "$@"; }
+e2e_init kozmo-training-e2e 80
 note() { echo "note - $1"; }
-expect() {
-  local name=$1 pattern=$2; shift 2
-  local out; out=$("$@" 2>&1); local rc=$?
-  if [ $rc -eq 0 ] && grep -qE -- "$pattern" <<<"$out"; then ok "$name"; else bad "$name" "rc=$rc" "$out"; fi
-}
-# within SECONDS NAME PATTERN CMD...: CMD's output matches PATTERN within SECONDS.
-within() {
-  local secs=$1 name=$2 pattern=$3; shift 3
-  local out i
-  for i in $(seq 1 $((secs * 2))); do
-    out=$("$@" 2>&1); grep -qE -- "$pattern" <<<"$out" && { ok "$name"; return 0; }
-    sleep 0.5
-  done
-  bad "$name" "wanted /$pattern/, last output: $out"
-  return 1
-}
 
-"$KOZMO" local --port 0 --nodes 4 --gpus-per-node 8 --write-kubeconfig "$WORK/kubeconfig" >"$WORK/kozmo.log" 2>&1 &
-KOZMO_PID=$!
-for _ in $(seq 1 100); do [ -s "$WORK/kubeconfig" ] && break; sleep 0.1; done
-export KUBECONFIG=$WORK/kubeconfig
-k() { kubectl --cache-dir "$WORK/cache" --request-timeout=20s "$@"; }
+e2e_start_local "$WORK/kubeconfig" "$WORK/kozmo.log" --nodes 4 --gpus-per-node 8
 
 within 15 "the server answers kubectl" 'Server Version' k version
 within 15 "the training CRDs are installed at start" 'caffe2jobs.kubeflow.org.*mpijobs.kubeflow.org.*pytorchjobs.kubeflow.org.*tfjobs.kubeflow.org' \
@@ -160,5 +130,4 @@ within 30 "its pods are gone" '^0$' count_of pods endless
 within 30 "its services are gone" '^0$' count_of services endless
 
 if ! kill -0 "$KOZMO_PID" 2>/dev/null; then bad "kozmo local is still running" "it exited"; fi
-echo "$PASS passed, $FAIL failed"
-((FAIL == 0))
+e2e_finish

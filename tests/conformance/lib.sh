@@ -1,0 +1,150 @@
+# shellcheck shell=bash
+# Shared scaffolding for the conformance scripts (run.sh, extender_run.sh, training_run.sh), which
+# run against a real Kubernetes v1.20.2 control plane from ../shared/tools/real-k8s.
+# Sourced, not run:  source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+#
+# A script then calls, in order:
+#   conformance_init TAG                      log prefix ("[TAG HH:MM:SS] ...")
+#   conformance_find_tools REPO               sets TOOLS (or fails the run)
+#   conformance_make_rundir NAME [--child PID_VAR PIDFILE] [--show-logs LOG...]
+#                                             sets RUNDIR, the EXIT trap and the watchdog
+#   conformance_start_control_plane [start.sh flags]
+#                                             builds (if needed) and starts it; sets KC
+# and uses ok/bad/log/finish, k (kubectl on KC), expect, expect_fail, within.
+# Env: KOZMO_CONFORMANCE_KEEP=1  keep the run directory (logs, PKI) for a look afterwards
+#      KOZMO_K8S_CACHE            the binaries' directory (default ~/.cache/kozmo/k8s-v1.20.2)
+
+PASS=0 FAIL=0
+CONFORMANCE_TAG=conformance
+ok() { PASS=$((PASS + 1)); echo "ok   - $1"; }
+bad() { FAIL=$((FAIL + 1)); echo "FAIL - $1"; shift; printf '       %s\n' "$@"; }
+log() { printf '[%s %s] %s\n' "$CONFORMANCE_TAG" "$(date +%H:%M:%S)" "$*"; }
+finish() { echo "$PASS passed, $FAIL failed"; ((FAIL == 0)); exit $?; }
+
+# conformance_init TAG: the prefix of this script's log lines.
+conformance_init() { CONFORMANCE_TAG=${1:?conformance_init TAG}; }
+
+# conformance_find_tools REPO: TOOLS is REPO/../shared/tools/real-k8s (physical path); a failed
+# check and the end of the run when its scripts are missing. BIN is where build.sh puts (and
+# start.sh takes) the binaries.
+conformance_find_tools() {
+  local repo=${1:?conformance_find_tools REPO}
+  TOOLS=$repo/../shared/tools/real-k8s
+  if [ ! -x "$TOOLS/start.sh" ] || [ ! -x "$TOOLS/build.sh" ]; then
+    bad "the real-k8s tools are present" \
+      "$TOOLS/{build,start,stop}.sh not found: the conformance suite needs the shared tools" \
+      "checked out beside the repository (../shared next to $(basename "$repo"))"
+    finish
+  fi
+  TOOLS=$(cd "$TOOLS" && pwd -P)
+  BIN=${KOZMO_K8S_CACHE:-$HOME/.cache/kozmo/k8s-v1.20.2}
+}
+
+# conformance_make_rundir NAME [--child PID_VAR PIDFILE] [--show-logs LOG...]
+#   RUNDIR=/tmp/NAME.XXXXXX, removed at exit unless KOZMO_CONFORMANCE_KEEP=1. At exit:
+#   the process whose pid is in the variable PID_VAR (when set and non-empty) is killed and
+#   reaped, stop.sh stops what RUNDIR/pids records (start.sh's processes and anything the script
+#   appends), and on a failure the tail of each RUNDIR/LOG is shown.
+#   start.sh runs the control plane in its own sessions, and meson SIGKILLs a timed-out test half
+#   a second after SIGTERM, before cleanup can finish: a watchdog in its own session does the same
+#   (the child through RUNDIR/PIDFILE, only if its command line still names RUNDIR) once this
+#   script is gone, however it ended.
+CONFORMANCE_CHILD_VAR=""
+CONFORMANCE_LOGS=()
+conformance_make_rundir() {
+  local name=${1:?conformance_make_rundir NAME} pidfile=""
+  shift
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --child) CONFORMANCE_CHILD_VAR=$2 pidfile=$3; shift 3 ;;
+      --show-logs) shift; CONFORMANCE_LOGS=("$@"); break ;;
+      *) echo "conformance_make_rundir: unknown argument $1" >&2; exit 2 ;;
+    esac
+  done
+  RUNDIR=$(mktemp -d "/tmp/$name.XXXXXX")
+  trap conformance_cleanup EXIT
+  trap 'exit 130' INT TERM
+  setsid bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 1; done
+    if [ -n "$5" ]; then
+      child=$(cat "$3/$5" 2>/dev/null)
+      [ -n "$child" ] && grep -qF "$3/" "/proc/$child/cmdline" 2>/dev/null && kill "$child"
+    fi
+    [ -f "$3/pids" ] && "$2" "$3" >/dev/null 2>&1
+    [ "$4" = 1 ] || rm -rf "$3"' watchdog $$ "$TOOLS/stop.sh" "$RUNDIR" "${KOZMO_CONFORMANCE_KEEP:-0}" "$pidfile" \
+    </dev/null >/dev/null 2>&1 &
+}
+
+conformance_cleanup() {
+  local child="" f
+  [ -n "$CONFORMANCE_CHILD_VAR" ] && child=${!CONFORMANCE_CHILD_VAR:-}
+  if [ -n "$child" ]; then
+    kill "$child" 2>/dev/null
+    wait "$child" 2>/dev/null
+  fi
+  # (stop.sh checks that each recorded pid is still that program with RUNDIR in its command line)
+  [ -f "$RUNDIR/pids" ] && { "$TOOLS/stop.sh" "$RUNDIR" >"$RUNDIR/stop.log" 2>&1 || { echo "stop.sh failed:"; cat "$RUNDIR/stop.log"; }; }
+  if ((FAIL)); then
+    for f in "${CONFORMANCE_LOGS[@]}"; do
+      [ -s "$RUNDIR/$f" ] || continue
+      echo "--- $f (tail) ---"
+      tail -n 40 "$RUNDIR/$f"
+    done
+  fi
+  if [ "${KOZMO_CONFORMANCE_KEEP:-0}" = 1 ]; then echo "run directory kept: $RUNDIR"; else rm -rf "$RUNDIR"; fi
+}
+
+# conformance_start_control_plane [start.sh flags, e.g. --scheduler --controller-manager]
+#   Builds the control plane into BIN if needed (the first build compiles Kubernetes: ~8 min),
+#   starts it in RUNDIR and sets KC to its admin kubeconfig; a failed check and the end of the
+#   run when either step fails. start.sh's stderr is in RUNDIR/start.log.
+conformance_start_control_plane() {
+  local what="kube-apiserver v1.20.2" flag
+  for flag in "$@"; do
+    case $flag in
+      --scheduler) what+=" + scheduler" ;;
+      --controller-manager) what+=" + controller-manager" ;;
+    esac
+  done
+  log "building the control plane if needed (the first build compiles Kubernetes: ~8 min)"
+  if ! "$TOOLS/build.sh" "$BIN" >"$RUNDIR/build.log" 2>&1; then
+    bad "the real-k8s control plane builds" "$(tail -n 30 "$RUNDIR/build.log")"
+    finish
+  fi
+  log "starting $what in $RUNDIR"
+  if ! KC=$("$TOOLS/start.sh" --dir "$RUNDIR" --bin "$BIN" "$@" 2>"$RUNDIR/start.log") || [ ! -s "$KC" ]; then
+    bad "the real-k8s control plane starts" "$(tail -n 30 "$RUNDIR/start.log")"
+    finish
+  fi
+}
+
+# k ARGS...: kubectl on the control plane (stderr included).
+k() { kubectl --kubeconfig "$KC" --cache-dir "$RUNDIR/kubectl-cache" --request-timeout=20s "$@" 2>&1; }
+
+# within SECONDS NAME PATTERN CMD...: CMD's output matches PATTERN (grep -E) within SECONDS.
+within() {
+  local secs=$1 name=$2 pattern=$3 out _
+  shift 3
+  for _ in $(seq 1 $((secs * 2))); do
+    out=$("$@")
+    grep -qE -- "$pattern" <<<"$out" && { ok "$name"; return 0; }
+    sleep 0.5
+  done
+  bad "$name" "wanted /$pattern/, last output: $out"
+  return 1
+}
+# expect NAME PATTERN CMD...: CMD succeeds and its output matches PATTERN.
+expect() {
+  local name=$1 pattern=$2 out rc
+  shift 2
+  out=$("$@")
+  rc=$?
+  if [ $rc -eq 0 ] && grep -qE -- "$pattern" <<<"$out"; then ok "$name"; else bad "$name" "rc=$rc" "$out"; fi
+}
+# expect_fail NAME PATTERN CMD...: CMD fails and its output matches PATTERN.
+expect_fail() {
+  local name=$1 pattern=$2 out rc
+  shift 2
+  out=$("$@")
+  rc=$?
+  if [ $rc -ne 0 ] && grep -qE -- "$pattern" <<<"$out"; then ok "$name"; else bad "$name" "rc=$rc" "$out"; fi
+}

@@ -1,0 +1,76 @@
+# shellcheck shell=bash
+# Shared scaffolding for the end-to-end scripts (kubectl_e2e.sh, scheduler_e2e.sh,
+# training_e2e.sh), which drive `kozmo local` with the real kubectl.
+# Sourced, not run:  source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+#
+# A script sets KOZMO (the kozmo executable), then calls
+#   e2e_init NAME [TAIL_LINES]                WORK=/tmp/NAME.XXXXXX and the EXIT trap
+#   e2e_start_local KUBECONFIG LOG ARGS...    `kozmo local --port 0 ARGS...` in the background
+# and uses ok/bad/e2e_finish, k (kubectl on $KUBECONFIG), expect, expect_fail, within.
+
+PASS=0 FAIL=0
+ok() { PASS=$((PASS + 1)); echo "ok   - $1"; }
+bad() { FAIL=$((FAIL + 1)); echo "FAIL - $1"; shift; printf '       %s\n' "$@"; }
+# e2e_finish [PREFIX]: prints "[PREFIX ]N passed, M failed" and exits 0 only when nothing failed.
+e2e_finish() { echo "${1:+$1 }$PASS passed, $FAIL failed"; ((FAIL == 0)); exit $?; }
+
+# e2e_init NAME [TAIL_LINES]: a fresh WORK directory, removed at exit. At exit the `kozmo local`
+# in KOZMO_PID and a background `kubectl -w` in WATCH_PID (when set) are stopped, and on a failure
+# the last TAIL_LINES (default 80) lines of WORK/kozmo*.log are shown.
+E2E_TAIL_LINES=80
+e2e_init() {
+  WORK=$(mktemp -d "/tmp/${1:?e2e_init NAME}.XXXXXX")
+  E2E_TAIL_LINES=${2:-80}
+  KOZMO_PID="" WATCH_PID=""
+  trap e2e_cleanup EXIT
+}
+e2e_cleanup() {
+  [ -n "${KOZMO_PID:-}" ] && kill "$KOZMO_PID" 2>/dev/null && wait "$KOZMO_PID" 2>/dev/null
+  [ -n "${WATCH_PID:-}" ] && kill "$WATCH_PID" 2>/dev/null
+  if ((FAIL)); then echo "--- kozmo local log (tail) ---"; tail -n "$E2E_TAIL_LINES" "$WORK"/kozmo*.log; fi
+  rm -rf "$WORK"
+}
+
+# e2e_start_local KUBECONFIG LOG ARGS...: starts `$KOZMO local --port 0 ARGS...` (a free port,
+# written to KUBECONFIG; output appended to LOG), sets KOZMO_PID, waits up to 20 s for the
+# kubeconfig (less if kozmo exits) and exports KUBECONFIG.
+e2e_start_local() {
+  local kubeconfig=$1 logfile=$2 _
+  shift 2
+  rm -f "$kubeconfig"
+  "$KOZMO" local --port 0 "$@" --write-kubeconfig "$kubeconfig" >>"$logfile" 2>&1 &
+  KOZMO_PID=$!
+  for _ in $(seq 1 200); do
+    [ -s "$kubeconfig" ] && break
+    kill -0 "$KOZMO_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  export KUBECONFIG=$kubeconfig
+}
+
+# k ARGS...: kubectl on $KUBECONFIG.
+k() { kubectl --cache-dir "$WORK/cache" --request-timeout=20s "$@"; }
+
+# expect NAME PATTERN CMD...: CMD succeeds and its output (stderr included) matches PATTERN (grep -E).
+expect() {
+  local name=$1 pattern=$2; shift 2
+  local out; out=$("$@" 2>&1); local rc=$?
+  if [ $rc -eq 0 ] && grep -qE -- "$pattern" <<<"$out"; then ok "$name"; else bad "$name" "rc=$rc" "$out"; fi
+}
+# expect_fail NAME PATTERN CMD...: CMD fails and its output matches PATTERN.
+expect_fail() {
+  local name=$1 pattern=$2; shift 2
+  local out; out=$("$@" 2>&1); local rc=$?
+  if [ $rc -ne 0 ] && grep -qE -- "$pattern" <<<"$out"; then ok "$name"; else bad "$name" "rc=$rc" "$out"; fi
+}
+# within SECONDS NAME PATTERN CMD...: CMD's output matches PATTERN within SECONDS.
+within() {
+  local secs=$1 name=$2 pattern=$3; shift 3
+  local out i
+  for i in $(seq 1 $((secs * 2))); do
+    out=$("$@" 2>&1); grep -qE -- "$pattern" <<<"$out" && { ok "$name"; return 0; }
+    sleep 0.5
+  done
+  bad "$name" "wanted /$pattern/, last output: $out"
+  return 1
+}
