@@ -122,6 +122,16 @@ expect "the restarts are in the job's events" 'ExitedWithCode' \
   k get events --field-selector involvedObject.name=failing-worker -o 'jsonpath={.items[*].reason}'
 
 # ---- deleting a running job deletes its pods and services ----
+# A bad image: the simulated kubelet keeps the worker in ImagePullBackOff; the job must say so
+# (condition Stuck with the reason, a Warning event) instead of sitting at Created.
+sed -e 's/failing-worker/badimage/' -e 's/kozmo.io\/sim-exit-code: "137"/kozmo.io\/sim-fail: ImagePullBackOff/' \
+  "$WORK/failing.yaml" >"$WORK/badimage.yaml"
+expect "create a job whose worker image cannot be pulled" 'created' k apply -f "$WORK/badimage.yaml"
+within 30 "the job reports the image pull failure as Stuck" 'Stuck=True' conditions pytorchjob badimage
+expect "the Stuck condition names the image pull error and the grace period" '(ErrImagePull|ImagePullBackOff).*cannot pull its image.*fails if this lasts' \
+  k get pytorchjob badimage -o 'jsonpath={.status.conditions[?(@.type=="Stuck")].reason} {.status.conditions[?(@.type=="Stuck")].message}'
+expect "kubectl describe shows a Warning event for it" 'Warning' k describe pytorchjob badimage
+expect "delete the stuck job" 'deleted' k delete pytorchjob badimage
 sed -e 's/failing-worker/endless/' -e 's/"500ms"/"forever"/' -e '/sim-exit-code/d' "$WORK/failing.yaml" >"$WORK/endless.yaml"
 expect "create a job that runs forever" 'created' k apply -f "$WORK/endless.yaml"
 within 30 "the endless job runs" 'Running=True' conditions pytorchjob endless
