@@ -16,5 +16,6 @@ using advance_atom = caf::atom_constant<caf::atom("advance")>;
 using retry_atom = caf::atom_constant<caf::atom("retry")>;
 using register_atom = caf::atom_constant<caf::atom("register")>;
 using renew_atom = caf::atom_constant<caf::atom("renew")>;
+using written_atom = caf::atom_constant<caf::atom("written")>;
 
 } // namespace kozmo::atoms

@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include <unordered_map>
+#include <utility>
 
 namespace kozmo::kubelet {
 namespace {
@@ -25,6 +26,10 @@ struct tracked_pod {
   std::unique_ptr<pod_lifecycle> life;
   std::uint64_t timer_generation = 0; // a timer carrying an older generation is stale
   bool stopping = false;
+  // One status write in flight per pod: two concurrent merge patches may travel on different
+  // connections and land out of order, leaving an older status (ContainerCreating) on top.
+  bool writing = false;
+  bool write_again = false; // the status changed while a write was in flight
 };
 
 struct kubelet_state {
@@ -63,15 +68,33 @@ std::string allocate_pod_ip(kubelet_state& st) {
   return prefix + std::to_string(host);
 }
 
-void write_status(kubelet_actor* self, const tracked_pod& p) {
+// Writes the pod's current status, one write at a time per pod (see tracked_pod::writing);
+// a change during a write is sent, as the then-current status, when the write answers.
+void write_status(kubelet_actor* self, const std::string& uid, tracked_pod& p) {
+  if (p.writing) {
+    p.write_again = true;
+    return;
+  }
+  p.writing = true;
   json::value body;
   body["status"] = p.life->status_json();
   self->state.cli->patch_status(pod_ref(p.ns, p.name), client::patch_type::merge, body, {},
-                                [ns = p.ns, name = p.name](expected<json::value> r) {
+                                [ns = p.ns, name = p.name, uid, me = caf::actor_cast<caf::actor>(self)](
+                                    expected<json::value> r) {
                                   if (!r && r.err().code != 404)
                                     spdlog::warn("kubelet pod={}/{} status update failed: {}", ns, name,
                                                  r.err().message);
+                                  caf::anon_send(me, atoms::written_atom::value, uid);
                                 });
+}
+
+void on_written(kubelet_actor* self, const std::string& uid) {
+  auto it = self->state.pods.find(uid);
+  if (it == self->state.pods.end())
+    return;
+  it->second.writing = false;
+  if (std::exchange(it->second.write_again, false))
+    write_status(self, uid, it->second);
 }
 
 void arm(kubelet_actor* self, const std::string& uid, tracked_pod& p, duration delay) {
@@ -171,20 +194,21 @@ void on_pod(kubelet_actor* self, const object_event<k8s::pod>& ev) {
     stuck.failure = scripted_failure::create_container_config_error;
     p.life = std::make_unique<pod_lifecycle>(sp, stuck, clock::now());
     p.life->advance(clock::now());
-    write_status(self, p);
-    post_event(self, p, uid, "Warning", "Failed", script.err().message);
-    st.pods.emplace(uid, std::move(p));
+    auto [pos, _] = st.pods.emplace(uid, std::move(p));
+    write_status(self, uid, pos->second);
+    post_event(self, pos->second, uid, "Warning", "Failed", script.err().message);
     return;
   }
   p.life = std::make_unique<pod_lifecycle>(sp, *script, clock::now());
   spdlog::info("kubelet node={} pod={}/{} accepted", st.cfg.node.name, p.ns, p.name);
-  write_status(self, p);
-  post_event(self, p, uid, "Normal", "Pulling", "Pulling image \"" + (sp.containers.empty() ? "" : sp.containers[0].image) + "\"");
   auto [pos, _] = st.pods.emplace(uid, std::move(p));
+  write_status(self, uid, pos->second);
+  post_event(self, pos->second, uid, "Normal", "Pulling",
+             "Pulling image \"" + (sp.containers.empty() ? "" : sp.containers[0].image) + "\"");
   // A pod that was already Running when this kubelet restarted resumes running.
   if (pod.status.phase == "Running") {
     pos->second.life->advance(clock::now());
-    write_status(self, pos->second);
+    write_status(self, uid, pos->second);
     return;
   }
   arm(self, uid, pos->second, pos->second.life->first_delay());
@@ -199,11 +223,11 @@ void on_advance(kubelet_actor* self, const std::string& uid, std::uint64_t gener
   stage before = p.life->current();
   auto next = p.life->advance(clock::now());
   if (p.life->current() == stage::gone) {
-    write_status(self, p);
+    write_status(self, uid, p);
     remove_pod_object(self, uid, p.ns, p.name);
     return;
   }
-  write_status(self, p);
+  write_status(self, uid, p);
   announce(self, uid, p, before);
   if (next)
     arm(self, uid, p, *next);
@@ -299,6 +323,7 @@ caf::behavior kubelet(kubelet_actor* self, std::shared_ptr<client::client> cli, 
       [self](register_atom) { self->delayed_send(self, std::chrono::seconds(1), atoms::retry_atom::value); },
       [self](atoms::retry_atom) { register_node(self); },
       [self](atoms::renew_atom) { renew_lease(self, true); },
+      [self](atoms::written_atom, const std::string& uid) { on_written(self, uid); },
   };
 }
 
