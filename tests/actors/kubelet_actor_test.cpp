@@ -3,6 +3,8 @@
 #include "k8s/client/client.hpp"
 #include "runtime/engine.hpp"
 
+#include "tests/actors/support/api_polling.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <thread>
@@ -51,34 +53,14 @@ struct local_cluster {
 
   expected<json::value> pod(const std::string& name) { return cli->get({"", "v1", "pods", "default", name, ""}); }
 
-  // Polls the pod until `pred` holds (up to `timeout`); returns the last state seen.
+  // Polls until `pred` holds for the pod (up to `timeout`); returns the last state seen.
   json::value wait_pod(const std::string& name, const std::function<bool(const json::value&)>& pred,
                        std::chrono::milliseconds timeout = 20s) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    json::value last;
-    while (std::chrono::steady_clock::now() < deadline) {
-      auto p = pod(name);
-      if (p) {
-        last = *p;
-        if (pred(last))
-          return last;
-      }
-      std::this_thread::sleep_for(100ms);
-    }
-    return last;
+    return test::poll_until([&] { return pod(name); }, pred, timeout);
   }
 
-  // The reasons and messages of the pod's events.
-  std::string events_of(const std::string& name) {
-    client::list_options lo;
-    lo.field_selector = "involvedObject.name=" + name;
-    auto list = cli->list({"", "v1", "events", "default", "", ""}, lo);
-    std::string out;
-    if (list)
-      for (const auto& ev : list->find("items")->as_array())
-        out += ev.get_string("reason") + ": " + ev.get_string("message") + "\n";
-    return out;
-  }
+  // The reasons and messages of the object's events, one per line.
+  std::string events_of(const std::string& name) { return test::events_text(*cli, "default", name); }
 };
 
 std::string phase(const json::value& pod) {

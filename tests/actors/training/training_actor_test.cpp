@@ -11,6 +11,8 @@
 #include "runtime/engine.hpp"
 
 #include <caf/all.hpp>
+#include "tests/actors/support/api_polling.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <functional>
@@ -87,17 +89,7 @@ struct training_cluster {
   // Polls `get` until `pred` holds (up to `timeout`); returns the last answer.
   json::value wait_for(const std::function<expected<json::value>()>& get,
                        const std::function<bool(const json::value&)>& pred, std::chrono::milliseconds timeout = 30s) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    json::value last;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (auto v = get()) {
-        last = *v;
-        if (pred(last))
-          return last;
-      }
-      std::this_thread::sleep_for(100ms);
-    }
-    return last;
+    return test::poll_until(get, pred, timeout);
   }
 
   json::value wait_job(const std::string& name, const std::function<bool(const json::value&)>& pred,
@@ -120,16 +112,8 @@ struct training_cluster {
     return out;
   }
 
-  std::string events_of(const std::string& name) {
-    client::list_options lo;
-    lo.field_selector = "involvedObject.name=" + name;
-    auto list = cli->list({"", "v1", "events", "default", "", ""}, lo);
-    std::string out;
-    if (list)
-      for (const auto& ev : list->find("items")->as_array())
-        out += ev.get_string("type") + " " + ev.get_string("reason") + ": " + ev.get_string("message") + "\n";
-    return out;
-  }
+  // "type reason: message" for each of the object's events.
+  std::string events_of(const std::string& name) { return test::events_text(*cli, "default", name, true); }
 };
 
 const json::value* condition(const json::value& job, const std::string& type) {

@@ -7,6 +7,7 @@
 #include "k8s/apiserver/server.hpp"
 #include "k8s/client/client.hpp"
 #include "k8s/model/codec.hpp"
+#include "tests/unit/extender/cluster.hpp"
 #include "tests/unit/extender/raw_http.hpp"
 
 #include <caf/all.hpp>
@@ -14,21 +15,11 @@
 
 using namespace kozmo;
 using namespace kozmo::extender;
+using kozmo::extender::test::cluster_yaml;
 using kozmo::extender::test::raw_connection;
 
 namespace {
 
-constexpr const char* cluster_yaml = R"(
-physicalCluster:
-  cellTypes:
-    K80-NODE: {childCellType: K80, childCellNumber: 4, isNodeLevel: true}
-  physicalCells:
-  - {cellType: K80-NODE, cellAddress: node-a}
-  - {cellType: K80-NODE, cellAddress: node-b}
-virtualClusters:
-  vc1:
-    virtualCells: [{cellType: K80-NODE, cellNumber: 2}]
-)";
 
 constexpr const char* gang_spec = "virtualCluster: vc1\npriority: 10\nleafCellNumber: 2\n"
                                   "affinityGroup: {name: default/job1, members: [{podNumber: 2, leafCellNumber: 2}]}\n";

@@ -2,6 +2,7 @@
 // core through extender_logic (only the API server's binding write is recorded instead of sent).
 #include "actors/extender/extender_logic.hpp"
 #include "actors/extender/extender_server.hpp"
+#include "tests/unit/extender/cluster.hpp"
 #include "tests/unit/extender/raw_http.hpp"
 
 #include <catch2/catch.hpp>
@@ -11,22 +12,11 @@
 
 using namespace kozmo;
 using namespace kozmo::extender;
+using kozmo::extender::test::cluster_yaml;
 using kozmo::extender::test::raw_connection;
 
 namespace {
 
-// Two 4-GPU nodes, one virtual cluster owning both.
-constexpr const char* cluster_yaml = R"(
-physicalCluster:
-  cellTypes:
-    K80-NODE: {childCellType: K80, childCellNumber: 4, isNodeLevel: true}
-  physicalCells:
-  - {cellType: K80-NODE, cellAddress: node-a}
-  - {cellType: K80-NODE, cellAddress: node-b}
-virtualClusters:
-  vc1:
-    virtualCells: [{cellType: K80-NODE, cellNumber: 2}]
-)";
 
 // Serialises calls with a mutex, as the actor serialises them with its mailbox. Inspect is
 // answered from another thread, later, to exercise the server's asynchronous hand-back.
