@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <unordered_map>
 #include <random>
 #include <string>
@@ -105,6 +106,7 @@ int main(int argc, char** argv) {
   latency_us.reserve(iterations);
   std::vector<double> per_decision_us; // a round's time shared by the decisions it made
   double total_us = 0;
+  std::map<int, std::pair<double, int>> by_size; // gang GPUs -> (summed round time, rounds)
   for (int i = 0; i < iterations; ++i) {
     const int size = sizes[pick_size(rng)];
     const int per_pod = std::min(size, 8);
@@ -131,6 +133,8 @@ int main(int argc, char** argv) {
     latency_us.push_back(us);
     for (std::size_t k = 0; k < decisions.size(); ++k) per_decision_us.push_back(us / decisions.size());
     total_us += us;
+    by_size[size].first += us;
+    ++by_size[size].second;
     bool placed = false, preempting_now = false;
     std::vector<std::string> victims;
     for (const auto& d : decisions) {
@@ -176,5 +180,8 @@ int main(int argc, char** argv) {
     std::printf("per pod decision: p50 %.1f us  p99 %.1f us\n",
                 per_decision_us[per_decision_us.size() / 2],
                 per_decision_us[static_cast<std::size_t>(0.99 * (per_decision_us.size() - 1))]);
+  std::printf("mean round by gang size:");
+  for (const auto& [gpus, t] : by_size) std::printf("  %d GPUs %.1f us", gpus, t.first / t.second);
+  std::printf("\n");
   return 0;
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <climits>
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace kozmo::scheduler {

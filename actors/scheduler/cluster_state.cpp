@@ -132,8 +132,10 @@ void cluster_state::set_owner(cell_id leaf, int group) {
   const bool was = leaf_avail(leaf);
   const int delta = (group >= 0 ? 1 : 0) - (owner[leaf] >= 0 ? 1 : 0);
   owner[leaf] = group;
-  if (delta != 0)
+  if (delta != 0) {
     for (cell_id up = leaf; up != no_cell; up = tree().at(up).parent) used_[up] += delta;
+    bindings.set_spare_path(leaf, [&](cell_id id) { return used_[id] == 0 && bad_[id] == 0; });
+  }
   leaf_changed(leaf, was);
 }
 
@@ -203,6 +205,7 @@ void cluster_state::set_health(const std::string& node, bool healthy) {
       const int delta = bad ? 1 : -1;
       bad_total_ += delta;
       for (cell_id up = leaf; up != no_cell; up = t.at(up).parent) bad_[up] += delta;
+      bindings.set_spare_path(leaf, [&](cell_id id) { return used_[id] == 0 && bad_[id] == 0; });
       leaf_changed(leaf, was);
     }
   };
@@ -251,6 +254,15 @@ std::optional<cell_id> cluster_state::prospect(const vc_cell& c, bool for_doom) 
   auto types = chain_types_.find(c.chain);
   if (types == chain_types_.end()) return std::nullopt;
   const int top_level = static_cast<int>(types->second.size()) - 1;
+  // Fast path: the best possible candidate (see the key below) is healthy and unused, inside
+  // a free cell of the smallest feasible level, first in tree order. Only when no level has
+  // one does the bounded search below weigh used and bad cells.
+  if (!for_doom)
+    for (int level = c.level; level <= top_level; ++level) {
+      const cell_id holder = bindings.first_free_holding_spare(c.chain, level, c.level);
+      if (holder == no_cell || !feasible_after(c, level)) continue;
+      return bindings.first_spare_under(holder, c.level);
+    }
   std::optional<std::tuple<bool, bool, int, int, int>> best_key;
   cell_id best = no_cell;
   std::vector<cell_id> inside;

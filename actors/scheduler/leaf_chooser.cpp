@@ -56,19 +56,28 @@ struct survey {
 class proximity {
 public:
   proximity(const cluster_state& state, const std::vector<cell_id>* near) : state_(state) {
-    if (!near) return;
+    if (!near || near->empty()) return;
+    marked_.resize(state.tree().size(), 0);
     for (cell_id leaf : *near) {
-      for (cell_id up = leaf; up != no_cell; up = state.tree().at(up).parent) ancestors_.push_back(up);
-      nodes_.push_back(&state.tree().at(leaf).node);
+      for (cell_id up = leaf; up != no_cell && !marked_[up]; up = state.tree().at(up).parent) {
+        marked_[up] = 1;
+        ancestors_.push_back(up);
+      }
+      const std::string* node = &state.tree().at(leaf).node;
+      if (nodes_.empty() || nodes_.back() != node) nodes_.push_back(node);
     }
-    std::sort(ancestors_.begin(), ancestors_.end());
-    ancestors_.erase(std::unique(ancestors_.begin(), ancestors_.end()), ancestors_.end());
   }
+  ~proximity() {
+    for (cell_id id : ancestors_) marked_[id] = 0;
+  }
+  proximity(const proximity&) = delete;
+  proximity& operator=(const proximity&) = delete;
+
   int distance(cell_id candidate) const {
     if (ancestors_.empty()) return INT_MAX;
     const cell_tree& t = state_.tree();
     for (cell_id up = t.at(candidate).parent; up != no_cell; up = t.at(up).parent)
-      if (std::binary_search(ancestors_.begin(), ancestors_.end(), up)) return t.at(up).leaf_count;
+      if (marked_[up]) return t.at(up).leaf_count;
     const std::string& node = t.at(candidate).node;
     for (const std::string* n : nodes_)
       if (*n == node) return INT_MAX - 1;
@@ -77,29 +86,42 @@ public:
 
 private:
   const cluster_state& state_;
+  // Marks on the gang's GPUs' ancestors; shared scratch, cleared again by the destructor.
+  static thread_local std::vector<char> marked_;
   std::vector<cell_id> ancestors_;
   std::vector<const std::string*> nodes_;
 };
 
-// Usable leaves of a cell, free ones first, then tree order; at most `count`.
+thread_local std::vector<char> proximity::marked_;
+
+// Usable leaves of a cell, free ones first, then tree order; at most `count`. Appends in
+// tree order when every usable leaf costs the same (always so on a free-only pass).
 void take_usable(const cluster_state& state, const pick_request& req, cell_id id, int count,
                  std::vector<cell_id>& out) {
-  std::vector<cell_id> leaves;
-  std::vector<cell_id> stack{id};
+  thread_local std::vector<cell_id> stack;
+  thread_local std::vector<std::pair<int, cell_id>> leaves; // cost, leaf
+  stack.assign(1, id);
+  leaves.clear();
+  bool mixed = false;
   while (!stack.empty()) {
     const cell_id cur = stack.back();
     stack.pop_back();
     const auto& children = state.tree().at(cur).children;
     if (children.empty()) {
       const int cost = req.cost(cur);
-      if (cost == 0 || (cost > 0 && req.max_cost > 0)) leaves.push_back(cur);
+      if (cost == 0 || (cost > 0 && req.max_cost > 0)) {
+        mixed = mixed || (!leaves.empty() && leaves.front().first != cost);
+        leaves.push_back({cost, cur});
+      }
       continue;
     }
+    if (req.cost_implies_avail && req.max_cost == 0 && state.avail_leaves(cur) == 0) continue;
     stack.insert(stack.end(), children.rbegin(), children.rend());
   }
-  std::stable_sort(leaves.begin(), leaves.end(),
-                   [&](cell_id a, cell_id b) { return req.cost(a) < req.cost(b); });
-  for (std::size_t i = 0; i < leaves.size() && count > 0; ++i, --count) out.push_back(leaves[i]);
+  if (mixed)
+    std::stable_sort(leaves.begin(), leaves.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (std::size_t i = 0; i < leaves.size() && count > 0; ++i, --count) out.push_back(leaves[i].second);
 }
 
 void maximal_whole(const survey& s, cell_id id, std::vector<cell_id>& out) {
@@ -139,8 +161,9 @@ std::optional<leaf_pick> pick_leaves(const cluster_state& state, const std::vect
   std::optional<buddy_key> best;
   int best_root = -1;
   cell_id best_cell = no_cell;
+  thread_local std::vector<std::pair<cell_id, int>> stack; // cell, whole-ancestor size
   for (std::size_t r = 0; r < roots.size(); ++r) {
-    std::vector<std::pair<cell_id, int>> stack{{roots[r].cell, 0}}; // cell, whole-ancestor size
+    stack.assign(1, {roots[r].cell, 0});
     while (!stack.empty()) {
       auto [id, around] = stack.back();
       stack.pop_back();
@@ -168,7 +191,7 @@ std::optional<leaf_pick> pick_leaves(const cluster_state& state, const std::vect
     leaf_pick pick;
     pick.root = best_root;
     take_usable(state, req, best_cell, n, pick.leaves);
-    sort_tree_order(state, pick.leaves);
+    if (req.max_cost > 0) sort_tree_order(state, pick.leaves);
     pick.preempted = std::get<0>(*best);
     return pick;
   }

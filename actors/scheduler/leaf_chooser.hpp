@@ -16,7 +16,6 @@
 
 #include "actors/scheduler/cluster_state.hpp"
 
-#include <functional>
 #include <optional>
 #include <vector>
 
@@ -34,6 +33,21 @@ struct leaf_pick {
   bool relaxed = false;
 };
 
+// A non-owning reference to the caller's cost function: it is called for every GPU surveyed,
+// so no std::function (allocation, double indirection). The callable must outlive the request.
+class cost_ref {
+public:
+  cost_ref() = default;
+  template <class F>
+  cost_ref(const F& f) // NOLINT: implicit, like std::function
+      : object_(&f), call_([](const void* o, cell_id id) { return (*static_cast<const F*>(o))(id); }) {}
+  int operator()(cell_id id) const { return call_(object_, id); }
+
+private:
+  const void* object_ = nullptr;
+  int (*call_)(const void*, cell_id) = nullptr;
+};
+
 struct pick_request {
   int leaf_count = 1;
   int max_cost = 0;
@@ -41,7 +55,7 @@ struct pick_request {
   // cost(leaf) == 0 implies the leaf is free, unreserved and healthy (cluster_state's avail):
   // cells with no available leaf are skipped without asking cost for each leaf.
   bool cost_implies_avail = false;
-  std::function<int(cell_id)> cost;
+  cost_ref cost;
   const std::vector<cell_id>* near = nullptr;
 };
 

@@ -70,7 +70,7 @@ struct scheduler_core::impl : detail::core_impl {
     return d;
   }
 
-  pod_decision bind_decision(pod_entry& p, group_entry& g, slot& s) {
+  pod_decision bind_decision(pod_entry& p, group_entry& g, slot& s, const std::string* group_part = nullptr) {
     s.pod_uid = p.view.ref.uid;
     p.decided = true;
     p.last_reason.clear();
@@ -78,7 +78,7 @@ struct scheduler_core::impl : detail::core_impl {
     d.node = s.place.node;
     d.leaf_type = s.place.leaf_type;
     d.leaf_indices = s.place.leaf_indices;
-    d.annotations[bind_info_annotation] = bind_info(g, s);
+    d.annotations[bind_info_annotation] = bind_info(g, s, group_part);
     d.annotations[leaf_cell_isolation_annotation] = detail::join_indices(s.place.leaf_indices);
     return d;
   }
@@ -103,7 +103,8 @@ struct scheduler_core::impl : detail::core_impl {
 
   // The decision for one waiting pod of a group that has been through placement. `quiet`:
   // nothing when the pod's last reason is unchanged.
-  std::optional<pod_decision> pod_outcome(pod_entry& p, group_entry& g, const std::string& reason, bool quiet) {
+  std::optional<pod_decision> pod_outcome(pod_entry& p, group_entry& g, const std::string& reason, bool quiet,
+                                          std::optional<std::string>* group_part = nullptr) {
     auto say = [&](decision_kind kind, std::string why) -> std::optional<pod_decision> {
       std::string key = why;
       pod_decision d = make(kind, p, g, std::move(why));
@@ -117,7 +118,10 @@ struct scheduler_core::impl : detail::core_impl {
     };
     switch (g.state) {
     case group_state::allocated: {
-      if (slot* s = free_slot(g, p.view.spec.leaf_cell_number)) return bind_decision(p, g, *s);
+      if (slot* s = free_slot(g, p.view.spec.leaf_cell_number)) {
+        if (group_part && !*group_part) *group_part = bind_info_group_part(g);
+        return bind_decision(p, g, *s, group_part ? &**group_part : nullptr);
+      }
       return say(decision_kind::wait, "every pod of " + std::to_string(p.view.spec.leaf_cell_number) +
                                           " GPUs in affinity group '" + g.name + "' is already placed");
     }
@@ -222,17 +226,18 @@ std::vector<pod_decision> scheduler_core::schedule(std::int64_t now_ms) {
   std::vector<group_entry*> order;
   for (const auto& name : d.waiting) order.push_back(&d.groups.find(name)->second);
   std::stable_sort(order.begin(), order.end(), [](const group_entry* a, const group_entry* b) {
-    return std::make_tuple(-a->priority(), a->created_ms, a->name) <
-           std::make_tuple(-b->priority(), b->created_ms, b->name);
+    const int pa = -a->priority(), pb = -b->priority();
+    return std::tie(pa, a->created_ms, a->name) < std::tie(pb, b->created_ms, b->name);
   });
   std::vector<pod_decision> out;
   for (group_entry* g : order) {
     const std::string reason = d.advance(*g, nullptr, now_ms);
     bool undecided = false;
+    std::optional<std::string> group_part;
     for (const auto& uid : g->pods) {
       pod_entry& p = d.pods.at(uid);
       if (p.decided) continue;
-      if (auto dec = d.pod_outcome(p, *g, reason, true)) out.push_back(std::move(*dec));
+      if (auto dec = d.pod_outcome(p, *g, reason, true, &group_part)) out.push_back(std::move(*dec));
       undecided = undecided || !p.decided;
     }
     if (!undecided) d.waiting.erase(g->name);

@@ -11,6 +11,8 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace kozmo::scheduler::detail {
@@ -65,12 +67,18 @@ struct attempt {
   int preempted = 0;
 };
 
+// Lookups by std::string_view without building a std::string (heterogeneous lookup).
+struct string_hash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
 struct core_impl {
   cluster_model model;
   cluster_state state;
   std::map<std::string, group_entry, std::less<>> groups;
   std::map<int, group_entry*> by_id;
-  std::map<std::string, pod_entry, std::less<>> pods;
+  std::unordered_map<std::string, pod_entry, string_hash, std::equal_to<>> pods; // by uid
   std::set<std::string, std::less<>> waiting;  // groups with a pod not decided yet
   std::vector<group_notice> notices;
   scheduler_options options;
@@ -100,13 +108,17 @@ struct core_impl {
 
   // --- io (scheduler_core_io.cpp) ------------------------------------------------------
   group_entry& add_group(const pod_view& pod);
-  std::string bind_info(const group_entry& g, const slot& s) const;
+  // `group_part`: bind_info_group_part(g) when the caller already has it (it is the same for
+  // every pod of the group; a gang's bind decisions come together).
+  std::string bind_info(const group_entry& g, const slot& s, const std::string* group_part = nullptr) const;
+  std::string bind_info_group_part(const group_entry& g) const;
   status recover(const pod_view& pod);
   json::value group_json(const group_entry& g) const;
   json::value vc_json(int vc) const;
   json::value physical_json() const;
 };
 
-std::string join_indices(const std::vector<int>& v);
+std::string join_indices(const std::vector<int>& v); // "1,3,4"
+void append_joined(std::string& out, const std::vector<int>& v, std::string_view separator);
 
 } // namespace kozmo::scheduler::detail

@@ -27,16 +27,20 @@ namespace {
 // A YAML double-quoted scalar: node names and cell types are config text, quoted to be safe.
 void quoted(std::string& out, const std::string& s) {
   out += '"';
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
+  if (s.find_first_of("\"\\") == std::string::npos) {
+    out += s;
+  } else {
+    for (char c : s) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
   }
   out += '"';
 }
 
 void int_list(std::string& out, const std::vector<int>& v) {
   out += '[';
-  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+  append_joined(out, v, ", ");
   out += ']';
 }
 
@@ -45,14 +49,26 @@ void int_list(std::string& out, const std::vector<int>& v) {
 // HiveD's layout plus what recovery needs: the VC cell type each GPU was counted against
 // (preassignedCellTypes, empty for an opportunistic GPU). Written by hand, not with
 // YAML::Emitter: it is on the bind path of every pod.
-std::string core_impl::bind_info(const group_entry& g, const slot& s) const {
-  std::string out = "node: ";
+std::string core_impl::bind_info(const group_entry& g, const slot& s, const std::string* group_part) const {
+  std::string out;
+  out.reserve(96 + (group_part ? group_part->size() : 0));
+  out += "node: ";
   quoted(out, s.place.node);
   out += "\nleafCellIsolation: ";
   int_list(out, s.place.leaf_indices);
   out += "\ncellChain: ";
   quoted(out, s.place.leaves.empty() ? std::string() : model.tree.chain_of(s.place.leaves.front()));
-  out += "\naffinityGroupBindInfo:\n";
+  out += "\n";
+  out += group_part ? *group_part : bind_info_group_part(g);
+  return out;
+}
+
+std::string core_impl::bind_info_group_part(const group_entry& g) const {
+  std::string out = "affinityGroupBindInfo:\n";
+  std::size_t estimate = 32;
+  for (const auto& other : g.slots) estimate += 128 + other.place.node.size() + 32 * other.place.leaf_indices.size();
+  out.reserve(estimate);
+  std::string types; // one slot's preassignedCellTypes list
   for (std::size_t m = 0; m < g.spec.members.size(); ++m) {
     out += "- podPlacements:\n";
     for (const auto& other : g.slots) {
@@ -62,10 +78,11 @@ std::string core_impl::bind_info(const group_entry& g, const slot& s) const {
       out += "\n    physicalLeafCellIndices: ";
       int_list(out, other.place.leaf_indices);
       out += "\n    preassignedCellTypes: [";
-      const std::string type = other.vc_cell >= 0 ? state.vc_cells[other.vc_cell].qualified_type : "";
+      types.clear();
+      quoted(types, other.vc_cell >= 0 ? state.vc_cells[other.vc_cell].qualified_type : std::string());
       for (std::size_t i = 0; i < other.place.leaf_indices.size(); ++i) {
         if (i) out += ", ";
-        quoted(out, type);
+        out += types;
       }
       out += "]\n";
     }

@@ -4,6 +4,7 @@
 #include "actors/scheduler/scheduler_core_impl.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <numeric>
 
 namespace kozmo::scheduler::detail {
@@ -75,30 +76,30 @@ std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
     truncated = true;
     return false;
   };
-  auto roots_for = [&](int tier, int need) {
-    std::vector<choice_root> roots;
+  auto roots_for = [&](int tier, int need, std::vector<choice_root>& roots) {
+    roots.clear();
     std::size_t fresh = 0;
     truncated = false;
     if (!use_vc) {
       if (!g.spec.pinned_cell_id.empty()) {
         if (auto pinned = tree.find_pinned(g.spec.pinned_cell_id)) roots.push_back({*pinned, false});
-        return roots;
+        return;
       }
       if (tier < 2) {
         state.visit_tops_fitting(g.spec.leaf_cell_type, need,
                                  [&](cell_id top) { return fitting(top, roots, fresh); });
-        return roots;
+        return;
       }
       for (cell_id top : tree.top_cells())
         if (type_matches(g.spec.leaf_cell_type, tree.at(top).leaf_type)) roots.push_back({top, false});
-      return roots;
+      return;
     }
     if (!g.spec.pinned_cell_id.empty()) {
       for (int index : state.vc_cells_of[g.vc]) {
         const vc_cell& c = state.vc_cells[index];
         if (c.pinned && c.qualified_type == g.spec.pinned_cell_id) roots.push_back({c.bound, false});
       }
-      return roots;
+      return;
     }
     if (tier < 2) {
       state.visit_bound_fitting(g.vc, need, [&](cell_id cell) {
@@ -115,13 +116,12 @@ std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
     }
     // A bound cell that fits beats binding a new one anyway (buddy rule: the smaller free
     // piece first), so on the hot path prospects are only worked out when none fits.
-    if (tier == 0 && !roots.empty()) return roots;
+    if (tier == 0 && !roots.empty()) return;
     state.visit_unbound_kinds(g.vc, [&](int index) {
       const vc_cell& c = state.vc_cells[index];
       if (!type_matches(g.spec.leaf_cell_type, c.leaf_type) || c.leaf_count < need) return;
       if (auto p = state.prospect(c)) roots.push_back({*p, true});
     });
-    return roots;
   };
 
   attempt a;
@@ -131,6 +131,7 @@ std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
     return g.spec.members[x].leaf_cell_number > g.spec.members[y].leaf_cell_number;
   });
   std::vector<cell_id> near;
+  std::vector<choice_root> roots;
   bool failed = false;
   for (std::size_t m : order) {
     const auto& member = g.spec.members[m];
@@ -142,11 +143,10 @@ std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
       req.cost = cost;
       req.cost_implies_avail = true;
       req.near = &near;
-      std::vector<choice_root> roots;
       std::optional<leaf_pick> pick;
       for (int tier = mode == place_mode::free_only ? 0 : 2; tier <= 2 && !pick; ++tier) {
         if (tier == 2 && mode == place_mode::free_only && !truncated) break;
-        roots = roots_for(tier, member.leaf_cell_number);
+        roots_for(tier, member.leaf_cell_number, roots);
         if (!roots.empty()) pick = pick_leaves(state, roots, req);
       }
       if (!pick) {
@@ -171,9 +171,10 @@ std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
       s.vc_cell = vc_index;
       s.place.node = tree.at(pick->leaves.front()).node;
       s.place.leaf_type = tree.at(pick->leaves.front()).leaf_type;
-      s.place.leaves = pick->leaves;
       s.place.relaxed = pick->relaxed;
-      for (cell_id leaf : pick->leaves) {
+      s.place.leaves = std::move(pick->leaves);
+      s.place.leaf_indices.reserve(s.place.leaves.size());
+      for (cell_id leaf : s.place.leaves) {
         s.place.leaf_indices.push_back(tree.at(leaf).leaf_indices.at(0));
         if (mode == place_mode::preempt && cost(leaf) >= 1) {
           if (state.owner[leaf] >= 0) a.victims.insert(state.owner[leaf]);
@@ -389,9 +390,18 @@ std::string core_impl::wait_reason(const group_entry& g) const {
   return out;
 }
 
+void append_joined(std::string& out, const std::vector<int>& v, std::string_view separator) {
+  char digits[16];
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i) out += separator;
+    const auto end = std::to_chars(digits, digits + sizeof digits, v[i]).ptr;
+    out.append(digits, end);
+  }
+}
+
 std::string join_indices(const std::vector<int>& v) {
   std::string s;
-  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  append_joined(s, v, ",");
   return s;
 }
 

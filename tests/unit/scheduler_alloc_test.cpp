@@ -576,3 +576,84 @@ TEST_CASE("a mixed group of 7 and 5 GPUs of any type packs into one 16-GPU node,
   CHECK(eight_gpu_cell(seven.leaves[0]) != eight_gpu_cell(five.leaves[0]));
   CHECK(state.leaves_of("mixed").size() == 12);
 }
+
+TEST_CASE("the first free cell holding an unused healthy cell matches a full scan on random clusters",
+          "[scheduler][alloc][spare]") {
+  int hits = 0, misses = 0;
+  for (std::uint32_t seed = 1; seed <= 100; ++seed) {
+    std::mt19937 rng(seed);
+    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    const std::string yaml = random_cluster(rng);
+    INFO("seed " << seed << "\n" << yaml);
+    auto tree = build_tree(yaml);
+    allocation_state state(*tree);
+    std::vector<cell_id> leaves;
+    for (cell_id id = 0; id < tree->size(); ++id)
+      if (tree->at(id).children.empty()) leaves.push_back(id);
+    // Leaves in use by pods (what cluster_state feeds the spare marks from) and leaves bound.
+    std::set<cell_id> used;
+    auto used_under = [&](cell_id id) {
+      int n = 0;
+      for (cell_id leaf : used)
+        for (cell_id up = leaf; up != no_cell; up = tree->at(up).parent)
+          if (up == id) ++n;
+      return n;
+    };
+    int next_group = 0;
+    std::vector<std::string> groups;
+    for (int step = 0; step < 40; ++step) {
+      const cell_id leaf = leaves[static_cast<std::size_t>(pick(0, int(leaves.size()) - 1))];
+      switch (pick(0, 2)) {
+      case 0: // a pod starts or stops using a GPU
+        if (!used.insert(leaf).second) used.erase(leaf);
+        state.set_spare_path(leaf, [&](cell_id id) { return used_under(id) == 0; });
+        break;
+      case 1: // a virtual cell binds a free GPU
+        if (state.is_free(leaf)) {
+          groups.push_back("vc/" + std::to_string(next_group++));
+          REQUIRE(state.take({leaf}, groups.back()));
+        }
+        break;
+      default:
+        if (!groups.empty()) {
+          state.release(groups.back());
+          groups.pop_back();
+        }
+      }
+      for (const auto& chain : tree->chains())
+        for (int level = 1; level <= 6; ++level)
+          for (int inner = 1; inner <= level; ++inner) {
+            cell_id expected = no_cell;
+            for (cell_id holder : state.free_cells(chain, level)) {
+              std::vector<cell_id> stack{holder};
+              bool found = false;
+              while (!stack.empty() && !found) {
+                const cell_id id = stack.back();
+                stack.pop_back();
+                if (tree->at(id).level == inner) found = used_under(id) == 0;
+                else if (tree->at(id).level > inner)
+                  stack.insert(stack.end(), tree->at(id).children.begin(), tree->at(id).children.end());
+              }
+              if (found) {
+                expected = holder;
+                break;
+              }
+            }
+            const cell_id got = state.first_free_holding_spare(chain, level, inner);
+            INFO("chain " << chain << " level " << level << " inner level " << inner);
+            REQUIRE(got == expected);
+            if (got == no_cell) {
+              ++misses;
+              continue;
+            }
+            ++hits;
+            const cell_id spare = state.first_spare_under(got, inner);
+            CHECK(tree->at(spare).level == inner);
+            CHECK(used_under(spare) == 0);
+          }
+    }
+  }
+  // Both outcomes were exercised.
+  CHECK(hits > 100);
+  CHECK(misses > 100);
+}
