@@ -215,6 +215,12 @@ void on_preempt(cellgroup_actor* self, const group_preempt& p) {
     if (!st.victims_deleted.insert(v.uid).second)
       continue;
     asked.push_back(v.ns + "/" + v.name);
+    // What kube-scheduler tells a victim, so `kubectl describe` / `get events` say who took it.
+    group_bind victim;
+    victim.ns = v.ns;
+    victim.name = v.name;
+    victim.uid = v.uid;
+    post_event(self, victim, "Normal", "Preempted", "Preempted by " + p.ns + "/" + p.name + " (gang '" + p.group + "')");
     client::delete_options opts;
     opts.precondition_uid = v.uid; // never delete a same-named successor
     st.cli->remove({"", "v1", "pods", v.ns, v.name, ""}, opts, [who = v.ns + "/" + v.name](expected<json::value> r) {

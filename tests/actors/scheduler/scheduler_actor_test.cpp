@@ -227,6 +227,43 @@ TEST_CASE("a malformed scheduling spec gets a Warning event naming the field, an
   CHECK(is_bound(c.wait_pod("fine", is_bound)));
 }
 
+TEST_CASE("a higher-priority gang preempts a lower-priority one: the victims are deleted and the preemptor binds on their GPUs") {
+  local_cluster c(options(1, 8));
+  auto gang = [&](const std::string& name, int pods, int gpus, int priority) {
+    for (int i = 0; i < pods; ++i)
+      c.create_pod(name + "-" + std::to_string(i),
+                   R"("kozmo.io/gang":")" + name + R"(","kozmo.io/gang-members":")" + std::to_string(pods) + "x" +
+                       std::to_string(gpus) + R"(","kozmo.io/priority":")" + std::to_string(priority) +
+                       R"(","kozmo.io/sim-duration":"forever")",
+                   gpus);
+  };
+  gang("low", 4, 2, 1);
+  std::vector<std::string> low_uids;
+  for (int i = 0; i < 4; ++i) {
+    auto p = c.wait_pod("low-" + std::to_string(i), is_bound);
+    REQUIRE(is_bound(p));
+    low_uids.push_back(p.at_path({"metadata", "uid"})->as_string());
+  }
+  // The node is full; a priority-10 gang of two 4-GPU pods needs every GPU of it.
+  gang("high", 2, 4, 10);
+  CHECK_THAT(c.wait_event("high-0", "Preempting"), Catch::Contains("Preempting default/low-"));
+  std::set<int> gpus;
+  for (int i = 0; i < 2; ++i) {
+    auto p = c.wait_pod("high-" + std::to_string(i), is_bound);
+    REQUIRE(is_bound(p));
+    for (int g : isolation(p))
+      CHECK(gpus.insert(g).second);
+  }
+  CHECK(gpus.size() == 8);
+  CHECK_THAT(c.wait_event("low-0", "Preempted"), Catch::Contains("Preempted by default/high-"));
+  // The victims are gone (not merely evicted and left holding their GPUs).
+  for (int i = 0; i < 4; ++i) {
+    auto p = c.pod("low-" + std::to_string(i));
+    CHECK((!p.has_value() || p->at_path({"metadata", "uid"})->as_string() != low_uids[static_cast<std::size_t>(i)] ||
+           p->at_path({"metadata", "deletionTimestamp"}) != nullptr));
+  }
+}
+
 TEST_CASE("after a restart on the same data dir no GPU is given twice and the pending gang is placed") {
   auto dir = std::filesystem::temp_directory_path() / ("kozmo-sched-restart-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
