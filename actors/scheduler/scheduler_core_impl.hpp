@@ -77,7 +77,7 @@ struct core_impl {
   cluster_model model;
   cluster_state state;
   std::map<std::string, group_entry, std::less<>> groups;
-  std::map<int, group_entry*> by_id;
+  std::unordered_map<int, group_entry*> by_id;
   std::unordered_map<std::string, pod_entry, string_hash, std::equal_to<>> pods; // by uid
   std::set<std::string, std::less<>> waiting;  // groups with a pod not decided yet
   std::vector<group_notice> notices;

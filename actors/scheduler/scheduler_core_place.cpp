@@ -47,6 +47,9 @@ std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
     if (other->priority() < 0) return true;
     return other->vc == g.vc && other->priority() < prio;
   };
+  // A preemption pass asks the cost of every GPU of the VC; GPUs of one pod share their owner,
+  // so the answer for the last (owner, reserver) pair is kept.
+  int memo_owner = -2, memo_reserver = -2, memo_cost = 0;
   auto cost = [&](cell_id leaf) -> int {
     if (scratch[leaf] || state.is_bad_leaf(leaf)) return -1;
     if (nodes && !nodes->count(tree.at(leaf).node)) return -1;
@@ -54,12 +57,15 @@ std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
     if (o < 0 && r < 0) return 0;
     if (mode == place_mode::reserve) return (r >= 0 && r != g.id) ? -1 : 1;
     if (mode == place_mode::free_only || opportunistic) return -1;
-    if ((o >= 0 && !preemptible(o)) || (r >= 0 && !preemptible(r))) return -1;
+    if (o == memo_owner && r == memo_reserver) return memo_cost;
+    memo_owner = o;
+    memo_reserver = r;
+    if ((o >= 0 && !preemptible(o)) || (r >= 0 && !preemptible(r))) return memo_cost = -1;
     // Preemptible: cheaper the lower the victim's priority (opportunistic = 1).
     int victim = -1;
     if (o >= 0) victim = std::max(victim, group(o)->priority());
     if (r >= 0) victim = std::max(victim, group(r)->priority());
-    return victim + 2;
+    return memo_cost = victim + 2;
   };
 
   // Candidate cells for one pod, in three widening tiers: 0 = the few best-fitting cells from
