@@ -140,6 +140,24 @@ void sort_tree_order(const cluster_state& state, std::vector<cell_id>& v) {
 
 } // namespace
 
+thread_local std::vector<char> survey_memo::valid_;
+
+void survey_memo::mark(cell_id root) {
+  if (valid_.size() < tree_.size()) valid_.resize(tree_.size(), 0);
+  if (!valid_[root]) marked_.push_back(root);
+  valid_[root] = 1;
+}
+
+void survey_memo::changed(cell_id leaf) {
+  if (marked_.empty()) return;
+  for (cell_id up = leaf; up != no_cell; up = tree_.at(up).parent) valid_[up] = 0;
+}
+
+void survey_memo::clear() {
+  for (cell_id id : marked_) valid_[id] = 0;
+  marked_.clear();
+}
+
 std::optional<leaf_pick> pick_leaves(const cluster_state& state, const std::vector<choice_root>& roots,
                                      const pick_request& req) {
   const cell_tree& t = state.tree();
@@ -147,7 +165,11 @@ std::optional<leaf_pick> pick_leaves(const cluster_state& state, const std::vect
   thread_local std::vector<counts> scratch;
   if (scratch.size() < state.tree().size()) scratch.resize(state.tree().size());
   survey s{state, req, scratch};
-  for (const auto& r : roots) s.walk(r.cell);
+  for (const auto& r : roots) {
+    if (req.memo && req.memo->valid(r.cell)) continue;
+    s.walk(r.cell);
+    if (req.memo) req.memo->mark(r.cell);
+  }
   const proximity closeness(state, req.near);
   auto in_vc = [&](cell_id id) {
     return req.avoid_vc_cells && state.bindings.free_leaves(id) < t.at(id).leaf_count ? 1 : 0;

@@ -57,6 +57,30 @@ struct pick_request {
   bool cost_implies_avail = false;
   cost_ref cost;
   const std::vector<cell_id>* near = nullptr;
+  // Optional, for the pods of one gang in turn: a survey_memo keeps what was counted under
+  // each root so that the next pod recounts only the roots whose GPUs changed.
+  class survey_memo* memo = nullptr;
+};
+
+// Which roots' counts are still valid in pick_leaves' per-thread counts. One memo serves one
+// gang placement with one cost function; the caller calls changed(leaf) for every GPU it takes
+// between two picks, and must not interleave picks of another placement on the same thread.
+class survey_memo {
+public:
+  explicit survey_memo(const cell_tree& tree) : tree_(tree) {}
+  ~survey_memo() { clear(); }
+  survey_memo(const survey_memo&) = delete;
+  survey_memo& operator=(const survey_memo&) = delete;
+
+  bool valid(cell_id root) const { return root < valid_.size() && valid_[root]; }
+  void mark(cell_id root);
+  void changed(cell_id leaf);
+  void clear();
+
+private:
+  const cell_tree& tree_;
+  static thread_local std::vector<char> valid_; // by cell; all 0 between memos
+  std::vector<cell_id> marked_;
 };
 
 std::optional<leaf_pick> pick_leaves(const cluster_state& state, const std::vector<choice_root>& roots,

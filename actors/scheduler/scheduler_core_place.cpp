@@ -138,6 +138,7 @@ std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
   });
   std::vector<cell_id> near;
   std::vector<choice_root> roots;
+  survey_memo memo(tree);
   bool failed = false;
   for (std::size_t m : order) {
     const auto& member = g.spec.members[m];
@@ -149,6 +150,7 @@ std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
       req.cost = cost;
       req.cost_implies_avail = true;
       req.near = &near;
+      req.memo = &memo;
       std::optional<leaf_pick> pick;
       for (int tier = mode == place_mode::free_only ? 0 : 2; tier <= 2 && !pick; ++tier) {
         if (tier == 2 && mode == place_mode::free_only && !truncated) break;
@@ -187,6 +189,7 @@ std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
           if (state.reserver[leaf] >= 0) a.victims.insert(state.reserver[leaf]);
         }
         scratch[leaf] = 1;
+        memo.changed(leaf);
         near.push_back(leaf);
       }
       a.preempted += pick->preempted;
