@@ -106,6 +106,7 @@ struct engine::impl {
   std::unique_ptr<caf::actor_system> sys;
   std::vector<caf::actor> actors;
   caf::actor scheduler;
+  caf::actor pods_watch;
   std::shared_ptr<inspect_bridge> inspect;
   bool started = false;
 
@@ -161,6 +162,7 @@ struct engine::impl {
     pods.resource = {"", "v1", "pods", "", "", ""};
     auto pods_watch = watch::spawn_watch<k8s::pod>(*sys, cli, pods);
     actors.push_back(pods_watch);
+    this->pods_watch = pods_watch;
     caf::actor nodes_watch;
     if (need_nodes_watch) {
       watch::watch_config nodes;
@@ -255,6 +257,7 @@ void engine::stop() {
   }
   d.inspect.reset();
   d.scheduler = nullptr;
+  d.pods_watch = nullptr;
   for (auto& a : d.actors)
     caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   d.actors.clear();
@@ -276,5 +279,7 @@ std::shared_ptr<client::client> engine::api() const { return impl_->cli; }
 caf::actor_system& engine::system() { return *impl_->sys; }
 
 caf::actor engine::scheduler() const { return impl_->scheduler; }
+
+caf::actor engine::pods_watch() const { return impl_->pods_watch; }
 
 } // namespace kozmo

@@ -72,6 +72,9 @@ public:
   caf::actor_system& system();
   // The scheduler actor (messages/scheduler_messages.hpp); invalid when not running.
   caf::actor scheduler() const;
+  // The pods watch the actors share (actors/watch): a host that wants to follow pods
+  // subscribes to it instead of opening a second watch and cache. Invalid when not running.
+  caf::actor pods_watch() const;
 
 private:
   struct impl;

@@ -18,14 +18,31 @@ namespace {
 using pod_ptr = std::shared_ptr<const k8s::pod>;
 using node_ptr = std::shared_ptr<const k8s::node>;
 
+// A pod waiting for a node, with what it asks for worked out once (not per pass).
+struct waiting_pod {
+  pod_ptr pod;
+  pod_need need;
+};
+
+// Resources a pod holds (or will hold, once its bind is seen) on a node.
+struct placement {
+  std::string node;
+  pod_need need;
+};
+
 struct binder_state {
   static inline const char* name = "binder";
   std::shared_ptr<client::client> cli;
   std::map<std::string, node_ptr> nodes;       // by name
-  std::map<std::string, pod_ptr> pending;      // by uid: ours, unbound, not deleting
-  std::map<std::string, pod_ptr> bound;        // by uid: holding resources on a node
-  std::map<std::string, std::string> assumed;  // uid → node: bind sent, not yet seen
+  std::map<std::string, waiting_pod> pending;  // by uid: ours, unbound, not deleting
+  std::set<std::string> unplaced;              // uids of pending pods with no bind in flight
+  std::map<std::string, placement> bound;      // by uid: holding resources on a node
+  std::map<std::string, placement> assumed;    // by uid: bind sent, not yet seen
   std::map<std::string, std::string> last_refusal; // uid → message already reported
+  // What every node has left: allocatable minus bound and assumed pods. Kept up to date as
+  // pods come and go, so that a pass costs O(pods waiting × nodes), not O(pods × all pods).
+  std::vector<node_room> rooms;
+  std::map<std::string, std::size_t> room_of; // node name → index in rooms
   bool pass_queued = false;
 };
 
@@ -66,45 +83,64 @@ pod_need need_of(const k8s::pod& p) {
   return need;
 }
 
-std::vector<node_room> rooms(const binder_state& st) {
-  std::map<std::string, node_room> by_name;
-  for (const auto& [name, n] : st.nodes) {
-    node_room r;
-    r.name = name;
-    r.unschedulable = n->spec.unschedulable;
-    r.labels = n->metadata.labels;
-    for (const auto& t : n->spec.taints)
-      r.taints.push_back({t.key, t.value, t.effect});
-    r.ready = false;
-    for (const auto& c : n->status.conditions)
-      if (c.type == "Ready")
-        r.ready = c.status == "True";
-    auto get = [&](const char* res) -> k8s::quantity {
-      auto it = n->status.allocatable.find(res);
-      return it == n->status.allocatable.end() ? k8s::quantity{} : it->second;
-    };
-    r.gpus = get("nvidia.com/gpu").value();
-    r.milli_cpu = get("cpu").milli_value();
-    r.memory_bytes = get("memory").value();
-    by_name.emplace(name, std::move(r));
-  }
-  auto charge = [&](const std::string& node, const pod_need& need) {
-    auto it = by_name.find(node);
-    if (it == by_name.end())
-      return;
-    it->second.gpus -= need.gpus;
-    it->second.milli_cpu -= need.milli_cpu;
-    it->second.memory_bytes -= need.memory_bytes;
+node_room room_of_node(const std::string& name, const k8s::node& n) {
+  node_room r;
+  r.name = name;
+  r.unschedulable = n.spec.unschedulable;
+  r.labels = n.metadata.labels;
+  for (const auto& t : n.spec.taints)
+    r.taints.push_back({t.key, t.value, t.effect});
+  r.ready = false;
+  for (const auto& c : n.status.conditions)
+    if (c.type == "Ready")
+      r.ready = c.status == "True";
+  auto get = [&](const char* res) -> k8s::quantity {
+    auto it = n.status.allocatable.find(res);
+    return it == n.status.allocatable.end() ? k8s::quantity{} : it->second;
   };
-  for (const auto& [uid, p] : st.bound)
-    charge(p->spec.node_name, need_of(*p));
-  for (const auto& [uid, node] : st.assumed)
-    if (auto it = st.pending.find(uid); it != st.pending.end())
-      charge(node, need_of(*it->second));
-  std::vector<node_room> out;
-  for (auto& [_, r] : by_name)
-    out.push_back(std::move(r));
-  return out;
+  r.gpus = get("nvidia.com/gpu").value();
+  r.milli_cpu = get("cpu").milli_value();
+  r.memory_bytes = get("memory").value();
+  return r;
+}
+
+// Takes `need` from (sign +1) or gives it back to (sign -1) the node's room, if we know it.
+void charge(binder_state& st, const std::string& node, const pod_need& need, int sign) {
+  auto it = st.room_of.find(node);
+  if (it == st.room_of.end())
+    return;
+  auto& r = st.rooms[it->second];
+  r.gpus -= sign * need.gpus;
+  r.milli_cpu -= sign * need.milli_cpu;
+  r.memory_bytes -= sign * need.memory_bytes;
+}
+
+// Every node's room from scratch: when a node comes, changes or goes.
+void rebuild_rooms(binder_state& st) {
+  st.rooms.clear();
+  st.room_of.clear();
+  for (const auto& [name, n] : st.nodes) {
+    st.room_of.emplace(name, st.rooms.size());
+    st.rooms.push_back(room_of_node(name, *n));
+  }
+  for (const auto& [uid, pl] : st.bound)
+    charge(st, pl.node, pl.need, +1);
+  for (const auto& [uid, pl] : st.assumed)
+    charge(st, pl.node, pl.need, +1);
+}
+
+void drop_bound(binder_state& st, const std::string& uid) {
+  if (auto it = st.bound.find(uid); it != st.bound.end()) {
+    charge(st, it->second.node, it->second.need, -1);
+    st.bound.erase(it);
+  }
+}
+
+void drop_assumed(binder_state& st, const std::string& uid) {
+  if (auto it = st.assumed.find(uid); it != st.assumed.end()) {
+    charge(st, it->second.node, it->second.need, -1);
+    st.assumed.erase(it);
+  }
 }
 
 void report_unschedulable(binder_actor* self, const k8s::pod& p, const std::string& message) {
@@ -133,18 +169,25 @@ void report_unschedulable(binder_actor* self, const k8s::pod& p, const std::stri
 void schedule_pass(binder_actor* self) {
   auto& st = self->state;
   st.pass_queued = false;
-  for (const auto& [uid, pod] : st.pending) {
-    if (st.assumed.count(uid))
-      continue;
-    auto chosen = choose_node(need_of(*pod), rooms(st));
-    if (!chosen) {
-      report_unschedulable(self, *pod, chosen.err().message);
+  caf::actor me = caf::actor_cast<caf::actor>(self);
+  for (auto uid_it = st.unplaced.begin(); uid_it != st.unplaced.end();) {
+    const auto& uid = *uid_it;
+    auto found = st.pending.find(uid);
+    if (found == st.pending.end()) { // cannot happen: unplaced ⊆ pending; kept safe anyway
+      uid_it = st.unplaced.erase(uid_it);
       continue;
     }
-    st.assumed[uid] = *chosen;
-    client::binding b{pod->metadata.namespace_, pod->metadata.name, *chosen, uid, {}};
-    caf::actor me = caf::actor_cast<caf::actor>(self);
+    const auto& [pod, need] = found->second;
+    auto chosen = choose_node(need, st.rooms);
+    if (!chosen) {
+      report_unschedulable(self, *pod, chosen.err().message);
+      ++uid_it;
+      continue;
+    }
     std::string node = *chosen;
+    st.assumed[uid] = placement{node, need};
+    charge(st, node, need, +1);
+    client::binding b{pod->metadata.namespace_, pod->metadata.name, node, uid, {}};
     // The Scheduled event is posted from the bind's answer itself: the pods watch may show
     // the pod bound before this actor hears back, and the event must not depend on that race.
     st.cli->bind(b, [me, uid, node, ns = pod->metadata.namespace_, name = pod->metadata.name,
@@ -156,6 +199,7 @@ void schedule_pass(binder_actor* self) {
                           [](expected<json::value>) {});
       caf::anon_send(me, atoms::retry_atom::value, uid, node, r ? std::string() : r.err().message);
     });
+    uid_it = st.unplaced.erase(uid_it);
   }
 }
 
@@ -171,18 +215,24 @@ void on_pod(binder_actor* self, const object_event<k8s::pod>& ev) {
   const auto& p = *ev.object;
   const auto& uid = p.metadata.uid;
   bool gone = ev.type == watch::event_type::deleted;
-  st.bound.erase(uid);
+  drop_bound(st, uid);
   if (gone || !p.spec.node_name.empty() || p.metadata.deletion_timestamp || !is_ours(p)) {
     bool was_pending = st.pending.erase(uid) > 0;
-    st.assumed.erase(uid);
+    st.unplaced.erase(uid);
+    drop_assumed(st, uid);
     st.last_refusal.erase(uid);
-    if (!gone && holds_resources(p))
-      st.bound.emplace(uid, ev.object);
+    if (!gone && holds_resources(p)) {
+      auto need = need_of(p);
+      charge(st, p.spec.node_name, need, +1);
+      st.bound.emplace(uid, placement{p.spec.node_name, std::move(need)});
+    }
     if (gone || was_pending || !holds_resources(p))
       queue_pass(self); // resources or a queue slot were freed
     return;
   }
-  st.pending[uid] = ev.object;
+  st.pending[uid] = waiting_pod{ev.object, need_of(p)};
+  if (!st.assumed.count(uid))
+    st.unplaced.insert(uid);
   queue_pass(self);
 }
 
@@ -200,6 +250,7 @@ caf::behavior binder(binder_actor* self, std::shared_ptr<client::client> cli, ca
           nodes.erase(ev.object->metadata.name);
         else
           nodes[ev.object->metadata.name] = ev.object;
+        rebuild_rooms(self->state);
         queue_pass(self);
       },
       [self](atoms::advance_atom) { schedule_pass(self); },
@@ -210,7 +261,9 @@ caf::behavior binder(binder_actor* self, std::shared_ptr<client::client> cli, ca
           return; // the pods watch will show it bound
         }
         spdlog::warn("binder pod-uid={} bind to node={} failed: {}", uid, node, failure);
-        st.assumed.erase(uid);
+        drop_assumed(st, uid);
+        if (st.pending.count(uid))
+          st.unplaced.insert(uid);
         self->delayed_send(self, std::chrono::seconds(1), atoms::advance_atom::value);
       },
   };

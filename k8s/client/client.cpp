@@ -13,8 +13,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <fstream>
 #include <future>
+#include <optional>
 #include <sstream>
 
 namespace kozmo::client {
@@ -153,12 +155,49 @@ std::shared_ptr<connection> client_impl::take_idle() {
 }
 
 void client_impl::put_idle(std::shared_ptr<connection> conn) {
-  if (idle.size() >= max_idle_connections) {
+  // The pool keeps every connection the cap allows, so a steady load never reconnects.
+  auto keep = std::max<std::size_t>(max_idle_connections, static_cast<std::size_t>(std::max(0, cfg.max_connections)));
+  if (idle.size() >= keep) {
     idle.front()->close();
     idle.erase(idle.begin());
   }
   idle.push_back(std::move(conn));
   idle_count = idle.size();
+}
+
+net::awaitable<bool> client_impl::acquire_slot(bool background) {
+  if (cfg.max_connections <= 0 || in_flight < static_cast<std::size_t>(cfg.max_connections)) {
+    ++in_flight;
+    co_return true;
+  }
+  auto w = std::make_shared<slot_waiter>(ioc);
+  (background ? background_slot_waiters : slot_waiters).push_back(w);
+  auto entry = aborts.add([w] { w->wake.cancel(); });
+  if (!aborts.closed()) {
+    sys_error ec;
+    co_await w->wake.async_wait(net::redirect_error(net::use_awaitable, ec));
+  }
+  if (w->granted && !shutting_down)
+    co_return true;
+  if (w->granted)
+    release_slot();
+  w->abandoned = true;
+  co_return false;
+}
+
+void client_impl::release_slot() {
+  for (auto* queue : {&slot_waiters, &background_slot_waiters}) {
+    while (!queue->empty()) {
+      auto w = std::move(queue->front());
+      queue->pop_front();
+      if (w->abandoned)
+        continue;
+      w->granted = true;  // the slot passes on: in_flight stays
+      w->wake.cancel();
+      return;
+    }
+  }
+  --in_flight;
 }
 
 net::awaitable<bool> client_impl::sleep(std::chrono::steady_clock::duration d) {
@@ -244,7 +283,16 @@ net::awaitable<expected<response>> client_impl::perform(const request& req) {
     auto wait = limiter.reserve(std::chrono::steady_clock::now());
     if (wait > wait.zero() && !co_await sleep(wait)) co_return shut_down_error();
 
-    auto out = co_await attempt(req);
+    if (!co_await acquire_slot(req.background)) co_return shut_down_error();
+    std::optional<attempt_outcome> attempted;
+    {
+      struct slot_hold {
+        client_impl* c;
+        ~slot_hold() { c->release_slot(); }
+      } hold{this};
+      attempted = co_await attempt(req);
+    }
+    auto& out = *attempted;
     attempt_failure failure;
     std::optional<error> err;
     if (out.resp) {

@@ -35,6 +35,10 @@ struct request {
   std::string body;
   std::string content_type = "application/json";
   std::string accept = "application/json";
+  // Best-effort traffic (Events): when requests wait for a connection
+  // (config::max_connections), these go after every waiting foreground request, as
+  // client-go's event broadcaster never holds up the controller that records.
+  bool background = false;
 };
 
 struct response {
@@ -129,6 +133,7 @@ public:
   void bind(const binding& b, json_callback done);
 
   // POST a core/v1 Event to its namespace (metadata.namespace, else the default namespace).
+  // Sent as background traffic (request::background).
   expected<json::value> create_event(const json::value& event);
   void create_event(const json::value& event, json_callback done);
 

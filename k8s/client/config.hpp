@@ -46,6 +46,11 @@ struct config {
   // When set, the bearer token is read from this file and re-read once a minute, so rotated
   // service-account tokens keep working; `token` is then only the initial value.
   std::string token_file;
+  // Non-watch requests on the wire at once, hence keep-alive connections open at once
+  // (0 = unlimited). Further requests wait, in order, for one to finish: a burst of thousands
+  // of async requests then reuses warm connections instead of opening (and, past the idle
+  // pool, closing) one TCP connection per request. Watches do not count.
+  int max_connections = 64;
 };
 
 // Loads `context` (or the current-context when empty) from the kubeconfig at `path`.

@@ -224,7 +224,9 @@ void client::create_event(const json::value& event, json_callback done) {
   if (const json::value* meta = event.find("metadata")) ns = meta->get_string("namespace");
   if (ns.empty()) ns = cfg().default_namespace;
   resource_ref events{"", "v1", "events", ns};
-  create(events, event, std::move(done));
+  auto req = json_request("POST", collection_path(events), event);
+  req.background = true;
+  send(std::move(req), decoding(std::move(done)));
 }
 expected<json::value> client::create_event(const json::value& event) {
   return wait([&](json_callback cb) { create_event(event, std::move(cb)); });

@@ -9,6 +9,7 @@
 #include <boost/asio/executor_work_guard.hpp>
 
 #include <atomic>
+#include <deque>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -54,6 +55,10 @@ struct client_impl {
   net::awaitable<void> run_watch(std::shared_ptr<watch_state> ws, std::string path);
   // Waits `d`; false when interrupted by shutdown.
   net::awaitable<bool> sleep(std::chrono::steady_clock::duration d);
+  // A place among the requests on the wire (config::max_connections); false when shutdown
+  // interrupted the wait. Every true is matched by one release_slot().
+  net::awaitable<bool> acquire_slot(bool background);
+  void release_slot();
   std::shared_ptr<connection> take_idle();
   void put_idle(std::shared_ptr<connection> conn);
   const std::string& current_token();
@@ -74,6 +79,15 @@ struct client_impl {
   token_bucket limiter;
   backoff_policy backoff;
   std::vector<std::shared_ptr<connection>> idle;
+  struct slot_waiter {
+    explicit slot_waiter(net::io_context& io) : wake(io, net::steady_timer::time_point::max()) {}
+    net::steady_timer wake;  // cancelled to wake the waiter
+    bool granted = false;    // the slot was handed over (in_flight already counts it)
+    bool abandoned = false;  // the waiter left (shutdown): skip it
+  };
+  std::size_t in_flight = 0;  // requests holding a slot
+  std::deque<std::shared_ptr<slot_waiter>> slot_waiters;             // served first
+  std::deque<std::shared_ptr<slot_waiter>> background_slot_waiters;  // request::background
   abort_registry aborts;
   std::mt19937_64 rng;
   std::string token;

@@ -1,0 +1,101 @@
+// The connection cap (config::max_connections) and the background lane for Events, against a
+// scripted HTTP server on a real socket.
+#include "k8s/client/client.hpp"
+#include "tests/client/support/scripted_server.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <condition_variable>
+#include <future>
+#include <mutex>
+
+using namespace kozmo;
+using namespace kozmo::client;
+using kozmo::test::received_request;
+using kozmo::test::scripted_server;
+using kozmo::test::server_connection;
+
+namespace {
+
+config capped_config(const std::string& url, int max_connections) {
+  config cfg;
+  cfg.server = url;
+  cfg.qps = 0;
+  cfg.max_connections = max_connections;
+  return cfg;
+}
+
+// Blocks until every callback of `n` async requests has run; returns how many succeeded.
+struct countdown {
+  std::mutex mu;
+  std::condition_variable cv;
+  int left;
+  int ok = 0;
+  explicit countdown(int n) : left(n) {}
+  void done(bool success) {
+    std::lock_guard lock(mu);
+    --left;
+    ok += success ? 1 : 0;
+    cv.notify_all();
+  }
+  int wait() {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return left == 0; });
+    return ok;
+  }
+};
+
+// Runs on the io thread after everything posted before it: requests started before this
+// call are then waiting for a connection.
+void drain_io_thread(client::client& k) {
+  std::promise<void> ran;
+  k.post([&] { ran.set_value(); });
+  ran.get_future().wait();
+}
+
+} // namespace
+
+TEST_CASE("a burst of concurrent requests shares at most max_connections connections", "[pool]") {
+  scripted_server server([](const received_request&, server_connection& c) { c.respond(200, "{}"); });
+  client::client k(capped_config(server.url(), 3));
+  const int n = 60;
+  countdown all(n);
+  for (int i = 0; i < n; ++i)
+    k.send(request{"GET", "/api/v1/pods/p" + std::to_string(i)}, [&](expected<response> r) { all.done(r && r->status == 200); });
+  CHECK(all.wait() == n);
+  CHECK(server.requests().size() == static_cast<std::size_t>(n));
+  CHECK(server.connections() <= 3);
+}
+
+TEST_CASE("requests waiting for a connection go before waiting Events", "[pool]") {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  scripted_server server([&](const received_request& r, server_connection& c) {
+    if (r.target == "/hold") {
+      std::unique_lock lock(mu);
+      cv.wait(lock, [&] { return release; });
+    }
+    c.respond(200, "{}");
+  });
+  client::client k(capped_config(server.url(), 1));
+  countdown all(3);
+  k.send(request{"GET", "/hold"}, [&](expected<response> r) { all.done(bool(r)); });
+  json::value ev;
+  ev["metadata"]["namespace"] = "default";
+  ev["metadata"]["name"] = "e1";
+  k.create_event(ev, [&](expected<json::value> r) { all.done(bool(r)); });
+  k.send(request{"GET", "/api/v1/namespaces/default/pods/p"}, [&](expected<response> r) { all.done(bool(r)); });
+  drain_io_thread(k);
+  {
+    std::lock_guard lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  REQUIRE(all.wait() == 3);
+  auto seen = server.requests();
+  REQUIRE(seen.size() == 3);
+  CHECK(seen[0].target == "/hold");
+  CHECK(seen[1].target == "/api/v1/namespaces/default/pods/p");
+  CHECK(seen[2].target == "/api/v1/namespaces/default/events");
+}
