@@ -61,8 +61,7 @@ public:
     if (Traits::resource_version(*it->second) == rv)
       return std::nullopt; // replayed: the cache already has this version
     event<T> ev{event_type::modified, obj, it->second};
-    unindex(key, *it->second);
-    index(key, *obj);
+    reindex(key, *it->second, *obj);
     it->second = std::move(obj);
     return ev;
   }
@@ -144,6 +143,33 @@ private:
       Traits::index_values(obj, kind, values);
       for (auto& v : values)
         by_index_[{kind, std::move(v)}].push_back(key);
+    }
+  }
+
+  // A modified object: only the index entries whose value changed are touched. A status
+  // update leaves the namespace, labels and owner alone, and removing a key from the
+  // namespace's list (every pod of the namespace) is the costly part.
+  void reindex(const std::string& key, const T& before, const T& after) {
+    std::vector<std::string> was, now;
+    for (auto kind : indexed) {
+      was.clear();
+      now.clear();
+      Traits::index_values(before, kind, was);
+      Traits::index_values(after, kind, now);
+      for (auto& v : was) {
+        if (std::find(now.begin(), now.end(), v) != now.end())
+          continue;
+        auto it = by_index_.find({kind, v});
+        if (it == by_index_.end())
+          continue;
+        auto& keys = it->second;
+        keys.erase(std::remove(keys.begin(), keys.end(), key), keys.end());
+        if (keys.empty())
+          by_index_.erase(it);
+      }
+      for (auto& v : now)
+        if (std::find(was.begin(), was.end(), v) == was.end())
+          by_index_[{kind, std::move(v)}].push_back(key);
     }
   }
 
