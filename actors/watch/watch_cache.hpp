@@ -156,17 +156,9 @@ private:
       now.clear();
       Traits::index_values(before, kind, was);
       Traits::index_values(after, kind, now);
-      for (auto& v : was) {
-        if (std::find(now.begin(), now.end(), v) != now.end())
-          continue;
-        auto it = by_index_.find({kind, v});
-        if (it == by_index_.end())
-          continue;
-        auto& keys = it->second;
-        keys.erase(std::remove(keys.begin(), keys.end(), key), keys.end());
-        if (keys.empty())
-          by_index_.erase(it);
-      }
+      for (auto& v : was)
+        if (std::find(now.begin(), now.end(), v) == now.end())
+          drop_from_index(kind, v, key);
       for (auto& v : now)
         if (std::find(was.begin(), was.end(), v) == was.end())
           by_index_[{kind, std::move(v)}].push_back(key);
@@ -178,16 +170,19 @@ private:
     for (auto kind : indexed) {
       values.clear();
       Traits::index_values(obj, kind, values);
-      for (auto& v : values) {
-        auto it = by_index_.find({kind, v});
-        if (it == by_index_.end())
-          continue;
-        auto& keys = it->second;
-        keys.erase(std::remove(keys.begin(), keys.end(), key), keys.end());
-        if (keys.empty())
-          by_index_.erase(it);
-      }
+      for (auto& v : values)
+        drop_from_index(kind, v, key);
     }
+  }
+
+  void drop_from_index(index_kind kind, const std::string& value, const std::string& key) {
+    auto it = by_index_.find({kind, value});
+    if (it == by_index_.end())
+      return;
+    auto& keys = it->second;
+    keys.erase(std::remove(keys.begin(), keys.end(), key), keys.end());
+    if (keys.empty())
+      by_index_.erase(it);
   }
 
   std::unordered_map<std::string, ptr> items_;
