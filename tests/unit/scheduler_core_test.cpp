@@ -272,7 +272,8 @@ TEST_CASE("a random workload never gives a GPU to two live pods or a VC more tha
     for (const auto& [g, uids] : live)
       for (const auto& uid : uids) core.remove_pod(uid);
     for (const auto& n : {"n1", "n2", "n3", "n4"}) core.set_node(n, true);
-    for (const auto& node : core.inspect_physical_cluster().as_array())
+    const auto physical = core.inspect_physical_cluster(); // held: see the range-for above
+    for (const auto& node : physical.as_array())
       CHECK(node.get_int("usedLeafCells") == 0);
     auto team_b = core.inspect_virtual_cluster("team-b");
     REQUIRE(team_b);
