@@ -4,6 +4,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstring>
+
+#include <sys/mman.h>
+#include <unistd.h>
+
 using namespace kozmo::k8s;
 
 namespace {
@@ -191,4 +196,27 @@ TEST_CASE("an env var's valueFrom decodes when present and stays empty when abse
   copy[1].value_from->field_ref->field_path = "metadata.namespace";
   CHECK(env[1].value_from->field_ref->field_path == "metadata.name");
   CHECK(copy != env);
+}
+
+// The decoder parses a line in place when simdjson's read-ahead stays inside the line's last
+// page, and copies it otherwise: a line that ends right before an unreadable page must decode
+// (no read past it), and so must one in the middle of a page.
+TEST_CASE("a watch line decodes wherever it lies, even right before an unmapped page") {
+  const std::string line =
+      R"({"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"edge","resourceVersion":"7"},"spec":{},"status":{"phase":"Running"}}})";
+  const long page = sysconf(_SC_PAGESIZE);
+  void* mem = mmap(nullptr, static_cast<std::size_t>(2 * page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(mem != MAP_FAILED);
+  char* base = static_cast<char*>(mem);
+  REQUIRE(mprotect(base + page, static_cast<std::size_t>(page), PROT_NONE) == 0);
+  for (std::size_t gap : {std::size_t{0}, std::size_t{1}, std::size_t{63}, std::size_t{64}, std::size_t{1000}}) {
+    char* at = base + page - static_cast<long>(line.size() + gap);
+    std::memcpy(at, line.data(), line.size());
+    auto ev = decode_watch_event<pod>(std::string_view(at, line.size()));
+    INFO("bytes left in the page after the line: " << gap);
+    REQUIRE(ev.has_value());
+    CHECK(ev->object.metadata.name == "edge");
+    CHECK(ev->object.status.phase == "Running");
+  }
+  munmap(mem, static_cast<std::size_t>(2 * page));
 }

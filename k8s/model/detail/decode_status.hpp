@@ -1,6 +1,9 @@
-// Private to k8s/model: the result of one step of decoding. Success is a null pointer (cheap
-// on the hot path); a failure carries the text and the field path, which is built on the
-// way out ("spec" + "containers" + "[0]" + ... → "spec.containers[0].resources.limits[cpu]").
+// Private to k8s/model: the result of one step of decoding. Success is a false flag returned in
+// a register (the status is trivially copyable, so the ABI passes it in one, not through
+// memory: every field of every object returns one); a failure's text and field path live in a
+// per-thread record, since a decode stops at its first failure and reports it before the
+// thread decodes anything else. The path is built on the way out
+// ("spec" + "containers" + "[0]" + ... → "spec.containers[0].resources.limits[cpu]").
 #pragma once
 
 #include "k8s/error.hpp"
@@ -14,25 +17,17 @@ namespace kozmo::k8s::detail {
 class [[nodiscard]] dstatus {
 public:
   dstatus() noexcept = default;
-  dstatus(dstatus&& o) noexcept : f_(o.f_) { o.f_ = nullptr; }
-  dstatus& operator=(dstatus&& o) noexcept {
-    std::swap(f_, o.f_);
-    return *this;
-  }
-  dstatus(const dstatus&) = delete;
-  dstatus& operator=(const dstatus&) = delete;
-  // Success holds nothing: the destructor is one inlined test on the hot path.
-  ~dstatus() {
-    if (f_) [[unlikely]]
-      release(f_);
-  }
 
-  static dstatus fail(std::string text) {
+  // Starts a failure, replacing whatever failure this thread recorded before.
+  [[gnu::cold]] static dstatus fail(std::string text) {
+    failure& f = current();
+    f.path.clear();
+    f.text = std::move(text);
     dstatus s;
-    s.f_ = new failure{{}, std::move(text)};
+    s.failed_ = true;
     return s;
   }
-  static dstatus type_error(std::string_view expected, std::string_view found) {
+  [[gnu::cold]] static dstatus type_error(std::string_view expected, std::string_view found) {
     std::string t = "expected ";
     t += expected;
     t += ", found ";
@@ -40,25 +35,27 @@ public:
     return fail(std::move(t));
   }
 
-  bool ok() const noexcept { return f_ == nullptr; }
+  bool ok() const noexcept { return !failed_; }
 
   // Prepends a field name: "limits[cpu]" → "resources.limits[cpu]".
-  dstatus&& in_field(std::string_view name) && {
+  [[gnu::cold]] dstatus in_field(std::string_view name) const {
+    std::string& path = current().path;
     std::string p(name);
-    if (!f_->path.empty() && f_->path.front() != '[')
+    if (!path.empty() && path.front() != '[')
       p += '.';
-    f_->path.insert(0, p);
-    return std::move(*this);
+    path.insert(0, p);
+    return *this;
   }
   // Prepends an index or a map key: "[0]", "[nvidia.com/gpu]".
-  dstatus&& in_index(std::size_t i) && { return std::move(*this).in_bracket(std::to_string(i)); }
-  dstatus&& in_key(std::string_view key) && { return std::move(*this).in_bracket(key); }
+  [[gnu::cold]] dstatus in_index(std::size_t i) const { return in_bracket(std::to_string(i)); }
+  [[gnu::cold]] dstatus in_key(std::string_view key) const { return in_bracket(key); }
 
   // "path: text" as a 400 error.
   error to_error() const {
-    if (f_->path.empty())
-      return error::bad_request(f_->text);
-    return error::bad_request(f_->path + ": " + f_->text);
+    const failure& f = current();
+    if (f.path.empty())
+      return error::bad_request(f.text);
+    return error::bad_request(f.path + ": " + f.text);
   }
 
 private:
@@ -67,19 +64,23 @@ private:
     std::string text;
   };
 
-  [[gnu::noinline, gnu::cold]] static void release(failure* f) { delete f; }
+  static failure& current() {
+    thread_local failure f;
+    return f;
+  }
 
-  dstatus&& in_bracket(std::string_view inside) && {
+  dstatus in_bracket(std::string_view inside) const {
+    std::string& path = current().path;
     std::string p = "[";
     p += inside;
     p += ']';
-    if (!f_->path.empty() && f_->path.front() != '[')
+    if (!path.empty() && path.front() != '[')
       p += '.';
-    f_->path.insert(0, p);
-    return std::move(*this);
+    path.insert(0, p);
+    return *this;
   }
 
-  failure* f_ = nullptr;
+  bool failed_ = false;
 };
 
 } // namespace kozmo::k8s::detail

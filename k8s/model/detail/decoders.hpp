@@ -1,6 +1,7 @@
 // Private to k8s/model: one decoder per model type, written once as templates over a
 // "node" — a cursor on a JSON value — and instantiated twice: over simdjson's parsed tape
-// (decode_fast.cpp, the watch hot path) and over json::value trees (decode_tree.cpp).
+// (decode_fast.cpp, the watch hot path) and over json::value trees (decode_tree.cpp). This file
+// holds the leaves, containers, metadata and pods; decoders_kinds.hpp the other kinds and lists.
 //
 // A node N provides:
 //   node_kind kind();  bool is_null();
@@ -28,6 +29,7 @@
 #include "k8s/model/service.hpp"
 #include "k8s/model/watch.hpp"
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -78,7 +80,10 @@ template <std::size_t L> inline bool same_bytes(const char* a, const char* b) {
 }
 
 // A member name. Comparing it with a literal checks the length first and then compares a
-// compile-time number of bytes inline.
+// compile-time number of bytes inline. The kinds a watch decodes most (pods, nodes, events)
+// switch on the name's length first: one jump, then only the names of that length, instead of
+// a length test per known name for every member (most of a pod's unknown members went through
+// all of them).
 struct field_key {
   std::string_view s;
   template <std::size_t N> bool operator==(const char (&lit)[N]) const {
@@ -88,7 +93,7 @@ struct field_key {
 
 // ---- leaves and containers -------------------------------------------------------------
 
-template <class N> dstatus decode(N& n, std::string& out) { return n.read(out); }
+template <class N> [[gnu::always_inline]] inline dstatus decode(N& n, std::string& out) { return n.read(out); }
 template <class N> dstatus decode(N& n, std::int64_t& out) { return n.read(out); }
 template <class N> dstatus decode(N& n, std::int32_t& out) { return n.read(out); }
 template <class N> dstatus decode(N& n, bool& out) { return n.read(out); }
@@ -100,7 +105,7 @@ template <class N> dstatus decode(N& n, time_point& out) {
   KOZMO_DTRY(n.read_view(text));
   if (text.empty())
     return {};
-  if (parse_time_fast(text, out))
+  if (parse_time_memo(text, out))
     return {};
   auto t = parse_time(text);
   if (!t)
@@ -147,6 +152,30 @@ template <class N, class T> dstatus decode(N& n, boxed<T>& out) {
   return decode(n, out.emplace());
 }
 
+// a < b in byte order, as std::string_view compares, inline: eight bytes at a time as
+// big-endian words (label keys share long prefixes such as "training.kubeflow.org/"), so that
+// the order check of every map entry is no call into memcmp.
+inline bool key_less(std::string_view a, std::string_view b) {
+  std::size_t n = a.size() < b.size() ? a.size() : b.size();
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    std::uint64_t x, y;
+    std::memcpy(&x, a.data() + i, 8);
+    std::memcpy(&y, b.data() + i, 8);
+    if (x != y) {
+      if constexpr (std::endian::native == std::endian::little)
+        return __builtin_bswap64(x) < __builtin_bswap64(y);
+      else
+        return x < y;
+    }
+  }
+  for (; i < n; ++i) {
+    if (a[i] != b[i])
+      return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[i]);
+  }
+  return a.size() < b.size();
+}
+
 // A map's keys are put in order before any entry is built, so that each entry is constructed
 // once, in place, at the end (no entry is moved to make room for another). Go sorts map keys
 // when it writes them, but hand-written JSON need not; a repeated key keeps its last value.
@@ -165,7 +194,7 @@ template <class N, class T> dstatus decode(N& n, flat_map<std::string, T>& out) 
   std::size_t size = 0;
   bool sorted = true;
   (void)n.entries([&](std::string_view key, N& v) -> dstatus {
-    if (size > 0 && !(entries[size - 1].key < key))
+    if (size > 0 && !key_less(entries[size - 1].key, key))
       sorted = false;
     std::construct_at(entries + size, entry{key, v});
     ++size;
@@ -174,7 +203,7 @@ template <class N, class T> dstatus decode(N& n, flat_map<std::string, T>& out) 
   if (!sorted) {
     // Insertion sort, stable: of equal keys the last stays last.
     for (std::size_t i = 1; i < size; ++i) {
-      for (std::size_t j = i; j > 0 && entries[j].key < entries[j - 1].key; --j)
+      for (std::size_t j = i; j > 0 && key_less(entries[j].key, entries[j - 1].key); --j)
         std::swap(entries[j], entries[j - 1]);
     }
   }
@@ -197,30 +226,44 @@ auto decode(N& n, S& out) -> decltype(decode_field(field_key{}, n, out)) {
 // ---- metadata --------------------------------------------------------------------------
 
 template <class N> dstatus decode_field(field_key k, N& v, owner_reference& o) {
-  if (k == "apiVersion") return decode(v, o.api_version);
-  if (k == "kind") return decode(v, o.kind);
-  if (k == "name") return decode(v, o.name);
-  if (k == "uid") return decode(v, o.uid);
-  if (k == "controller") return decode(v, o.controller);
-  if (k == "blockOwnerDeletion") return decode(v, o.block_owner_deletion);
-  return {};
+  switch (k.s.size()) {
+  case 3: return k == "uid" ? decode(v, o.uid) : dstatus{};
+  case 4:
+    if (k == "kind") return decode(v, o.kind);
+    if (k == "name") return decode(v, o.name);
+    return {};
+  case 10:
+    if (k == "apiVersion") return decode(v, o.api_version);
+    if (k == "controller") return decode(v, o.controller);
+    return {};
+  case 18: return k == "blockOwnerDeletion" ? decode(v, o.block_owner_deletion) : dstatus{};
+  default: return {};
+  }
 }
 
 template <class N> dstatus decode_field(field_key k, N& v, object_meta& m) {
-  if (k == "name") return decode(v, m.name);
-  if (k == "namespace") return decode(v, m.namespace_);
-  if (k == "uid") return decode(v, m.uid);
-  if (k == "resourceVersion") return decode(v, m.resource_version);
-  if (k == "labels") return decode(v, m.labels);
-  if (k == "annotations") return decode(v, m.annotations);
-  if (k == "creationTimestamp") return decode(v, m.creation_timestamp);
-  if (k == "generation") return decode(v, m.generation);
-  if (k == "generateName") return decode(v, m.generate_name);
-  if (k == "ownerReferences") return decode(v, m.owner_references);
-  if (k == "finalizers") return decode(v, m.finalizers);
-  if (k == "deletionTimestamp") return decode(v, m.deletion_timestamp);
-  if (k == "deletionGracePeriodSeconds") return decode(v, m.deletion_grace_period_seconds);
-  return {};
+  switch (k.s.size()) {
+  case 3: return k == "uid" ? decode(v, m.uid) : dstatus{};
+  case 4: return k == "name" ? decode(v, m.name) : dstatus{};
+  case 6: return k == "labels" ? decode(v, m.labels) : dstatus{};
+  case 9: return k == "namespace" ? decode(v, m.namespace_) : dstatus{};
+  case 10:
+    if (k == "generation") return decode(v, m.generation);
+    if (k == "finalizers") return decode(v, m.finalizers);
+    return {};
+  case 11: return k == "annotations" ? decode(v, m.annotations) : dstatus{};
+  case 12: return k == "generateName" ? decode(v, m.generate_name) : dstatus{};
+  case 15:
+    if (k == "resourceVersion") return decode(v, m.resource_version);
+    if (k == "ownerReferences") return decode(v, m.owner_references);
+    return {};
+  case 17:
+    if (k == "creationTimestamp") return decode(v, m.creation_timestamp);
+    if (k == "deletionTimestamp") return decode(v, m.deletion_timestamp);
+    return {};
+  case 26: return k == "deletionGracePeriodSeconds" ? decode(v, m.deletion_grace_period_seconds) : dstatus{};
+  default: return {};
+  }
 }
 
 template <class N> dstatus decode_field(field_key k, N& v, object_reference& r) {
@@ -235,14 +278,18 @@ template <class N> dstatus decode_field(field_key k, N& v, object_reference& r) 
 }
 
 template <class N> dstatus decode_field(field_key k, N& v, condition& c) {
-  if (k == "type") return decode(v, c.type);
-  if (k == "status") return decode(v, c.status);
-  if (k == "reason") return decode(v, c.reason);
-  if (k == "message") return decode(v, c.message);
-  if (k == "lastTransitionTime") return decode(v, c.last_transition_time);
-  if (k == "lastProbeTime") return decode(v, c.last_probe_time);
-  if (k == "lastHeartbeatTime") return decode(v, c.last_heartbeat_time);
-  return {};
+  switch (k.s.size()) {
+  case 4: return k == "type" ? decode(v, c.type) : dstatus{};
+  case 6:
+    if (k == "status") return decode(v, c.status);
+    if (k == "reason") return decode(v, c.reason);
+    return {};
+  case 7: return k == "message" ? decode(v, c.message) : dstatus{};
+  case 13: return k == "lastProbeTime" ? decode(v, c.last_probe_time) : dstatus{};
+  case 17: return k == "lastHeartbeatTime" ? decode(v, c.last_heartbeat_time) : dstatus{};
+  case 18: return k == "lastTransitionTime" ? decode(v, c.last_transition_time) : dstatus{};
+  default: return {};
+  }
 }
 
 // ---- pod spec --------------------------------------------------------------------------
@@ -282,11 +329,15 @@ template <class N> dstatus decode_field(field_key k, N& v, env_var& e) {
 }
 
 template <class N> dstatus decode_field(field_key k, N& v, container_port& p) {
-  if (k == "name") return decode(v, p.name);
-  if (k == "containerPort") return decode(v, p.container_port);
-  if (k == "protocol") return decode(v, p.protocol);
-  if (k == "hostPort") return decode(v, p.host_port);
-  return {};
+  switch (k.s.size()) {
+  case 4: return k == "name" ? decode(v, p.name) : dstatus{};
+  case 8:
+    if (k == "protocol") return decode(v, p.protocol);
+    if (k == "hostPort") return decode(v, p.host_port);
+    return {};
+  case 13: return k == "containerPort" ? decode(v, p.container_port) : dstatus{};
+  default: return {};
+  }
 }
 
 template <class N> dstatus decode_field(field_key k, N& v, resource_requirements& r) {
@@ -296,25 +347,33 @@ template <class N> dstatus decode_field(field_key k, N& v, resource_requirements
 }
 
 template <class N> dstatus decode_field(field_key k, N& v, container& c) {
-  if (k == "name") return decode(v, c.name);
-  if (k == "image") return decode(v, c.image);
-  if (k == "resources") return decode(v, c.resources);
-  if (k == "env") return decode(v, c.env);
-  if (k == "ports") return decode(v, c.ports);
-  if (k == "command") return decode(v, c.command);
-  if (k == "args") return decode(v, c.args);
-  if (k == "imagePullPolicy") return decode(v, c.image_pull_policy);
-  if (k == "workingDir") return decode(v, c.working_dir);
-  return {};
+  switch (k.s.size()) {
+  case 3: return k == "env" ? decode(v, c.env) : dstatus{};
+  case 4:
+    if (k == "name") return decode(v, c.name);
+    if (k == "args") return decode(v, c.args);
+    return {};
+  case 5:
+    if (k == "image") return decode(v, c.image);
+    if (k == "ports") return decode(v, c.ports);
+    return {};
+  case 7: return k == "command" ? decode(v, c.command) : dstatus{};
+  case 9: return k == "resources" ? decode(v, c.resources) : dstatus{};
+  case 10: return k == "workingDir" ? decode(v, c.working_dir) : dstatus{};
+  case 15: return k == "imagePullPolicy" ? decode(v, c.image_pull_policy) : dstatus{};
+  default: return {};
+  }
 }
 
 template <class N> dstatus decode_field(field_key k, N& v, toleration& t) {
-  if (k == "key") return decode(v, t.key);
-  if (k == "operator") return decode(v, t.operator_);
-  if (k == "value") return decode(v, t.value);
-  if (k == "effect") return decode(v, t.effect);
-  if (k == "tolerationSeconds") return decode(v, t.toleration_seconds);
-  return {};
+  switch (k.s.size()) {
+  case 3: return k == "key" ? decode(v, t.key) : dstatus{};
+  case 5: return k == "value" ? decode(v, t.value) : dstatus{};
+  case 6: return k == "effect" ? decode(v, t.effect) : dstatus{};
+  case 8: return k == "operator" ? decode(v, t.operator_) : dstatus{};
+  case 17: return k == "tolerationSeconds" ? decode(v, t.toleration_seconds) : dstatus{};
+  default: return {};
+  }
 }
 
 template <class N> dstatus decode_field(field_key k, N& v, node_selector_requirement& r) {
@@ -357,24 +416,34 @@ template <class N> dstatus decode_field(field_key k, N& v, affinity& a) {
 }
 
 template <class N> dstatus decode_field(field_key k, N& v, pod_spec& s) {
-  if (k == "containers") return decode(v, s.containers);
-  if (k == "initContainers") return decode(v, s.init_containers);
-  if (k == "nodeName") return decode(v, s.node_name);
-  if (k == "schedulerName") return decode(v, s.scheduler_name);
-  if (k == "restartPolicy") return decode(v, s.restart_policy);
-  if (k == "tolerations") return decode(v, s.tolerations);
-  if (k == "priority") return decode(v, s.priority);
-  if (k == "priorityClassName") return decode(v, s.priority_class_name);
-  if (k == "nodeSelector") return decode(v, s.node_selector);
-  if (k == "affinity") return decode(v, s.affinity);
-  if (k == "terminationGracePeriodSeconds") return decode(v, s.termination_grace_period_seconds);
-  if (k == "activeDeadlineSeconds") return decode(v, s.active_deadline_seconds);
-  if (k == "serviceAccountName") return decode(v, s.service_account_name);
-  if (k == "hostname") return decode(v, s.hostname);
-  if (k == "subdomain") return decode(v, s.subdomain);
-  if (k == "dnsPolicy") return decode(v, s.dns_policy);
-  if (k == "hostNetwork") return decode(v, s.host_network);
-  return {};
+  switch (k.s.size()) {
+  case 8:
+    if (k == "nodeName") return decode(v, s.node_name);
+    if (k == "priority") return decode(v, s.priority);
+    if (k == "affinity") return decode(v, s.affinity);
+    if (k == "hostname") return decode(v, s.hostname);
+    return {};
+  case 9:
+    if (k == "subdomain") return decode(v, s.subdomain);
+    if (k == "dnsPolicy") return decode(v, s.dns_policy);
+    return {};
+  case 10: return k == "containers" ? decode(v, s.containers) : dstatus{};
+  case 11:
+    if (k == "tolerations") return decode(v, s.tolerations);
+    if (k == "hostNetwork") return decode(v, s.host_network);
+    return {};
+  case 12: return k == "nodeSelector" ? decode(v, s.node_selector) : dstatus{};
+  case 13:
+    if (k == "schedulerName") return decode(v, s.scheduler_name);
+    if (k == "restartPolicy") return decode(v, s.restart_policy);
+    return {};
+  case 14: return k == "initContainers" ? decode(v, s.init_containers) : dstatus{};
+  case 17: return k == "priorityClassName" ? decode(v, s.priority_class_name) : dstatus{};
+  case 18: return k == "serviceAccountName" ? decode(v, s.service_account_name) : dstatus{};
+  case 21: return k == "activeDeadlineSeconds" ? decode(v, s.active_deadline_seconds) : dstatus{};
+  case 29: return k == "terminationGracePeriodSeconds" ? decode(v, s.termination_grace_period_seconds) : dstatus{};
+  default: return {};
+  }
 }
 
 // ---- pod status ------------------------------------------------------------------------
@@ -391,14 +460,18 @@ template <class N> dstatus decode_field(field_key k, N& v, container_state_runni
 }
 
 template <class N> dstatus decode_field(field_key k, N& v, container_state_terminated& t) {
-  if (k == "exitCode") return decode(v, t.exit_code);
-  if (k == "signal") return decode(v, t.signal);
-  if (k == "reason") return decode(v, t.reason);
-  if (k == "message") return decode(v, t.message);
-  if (k == "startedAt") return decode(v, t.started_at);
-  if (k == "finishedAt") return decode(v, t.finished_at);
-  if (k == "containerID") return decode(v, t.container_id);
-  return {};
+  switch (k.s.size()) {
+  case 6:
+    if (k == "signal") return decode(v, t.signal);
+    if (k == "reason") return decode(v, t.reason);
+    return {};
+  case 7: return k == "message" ? decode(v, t.message) : dstatus{};
+  case 8: return k == "exitCode" ? decode(v, t.exit_code) : dstatus{};
+  case 9: return k == "startedAt" ? decode(v, t.started_at) : dstatus{};
+  case 10: return k == "finishedAt" ? decode(v, t.finished_at) : dstatus{};
+  case 11: return k == "containerID" ? decode(v, t.container_id) : dstatus{};
+  default: return {};
+  }
 }
 
 template <class N> dstatus decode_field(field_key k, N& v, container_state& s) {
@@ -409,16 +482,22 @@ template <class N> dstatus decode_field(field_key k, N& v, container_state& s) {
 }
 
 template <class N> dstatus decode_field(field_key k, N& v, container_status& s) {
-  if (k == "name") return decode(v, s.name);
-  if (k == "state") return decode(v, s.state);
-  if (k == "lastState") return decode(v, s.last_state);
-  if (k == "ready") return decode(v, s.ready);
-  if (k == "restartCount") return decode(v, s.restart_count);
-  if (k == "image") return decode(v, s.image);
-  if (k == "imageID") return decode(v, s.image_id);
-  if (k == "containerID") return decode(v, s.container_id);
-  if (k == "started") return decode(v, s.started);
-  return {};
+  switch (k.s.size()) {
+  case 4: return k == "name" ? decode(v, s.name) : dstatus{};
+  case 5:
+    if (k == "state") return decode(v, s.state);
+    if (k == "ready") return decode(v, s.ready);
+    if (k == "image") return decode(v, s.image);
+    return {};
+  case 7:
+    if (k == "imageID") return decode(v, s.image_id);
+    if (k == "started") return decode(v, s.started);
+    return {};
+  case 9: return k == "lastState" ? decode(v, s.last_state) : dstatus{};
+  case 11: return k == "containerID" ? decode(v, s.container_id) : dstatus{};
+  case 12: return k == "restartCount" ? decode(v, s.restart_count) : dstatus{};
+  default: return {};
+  }
 }
 
 template <class N> dstatus decode_pod_ips(N& n, std::vector<std::string>& out) {
@@ -433,19 +512,27 @@ template <class N> dstatus decode_pod_ips(N& n, std::vector<std::string>& out) {
 }
 
 template <class N> dstatus decode_field(field_key k, N& v, pod_status& s) {
-  if (k == "phase") return decode(v, s.phase);
-  if (k == "conditions") return decode(v, s.conditions);
-  if (k == "containerStatuses") return decode(v, s.container_statuses);
-  if (k == "initContainerStatuses") return decode(v, s.init_container_statuses);
-  if (k == "hostIP") return decode(v, s.host_ip);
-  if (k == "podIP") return decode(v, s.pod_ip);
-  if (k == "podIPs") return decode_pod_ips(v, s.pod_ips);
-  if (k == "startTime") return decode(v, s.start_time);
-  if (k == "message") return decode(v, s.message);
-  if (k == "reason") return decode(v, s.reason);
-  if (k == "nominatedNodeName") return decode(v, s.nominated_node_name);
-  if (k == "qosClass") return decode(v, s.qos_class);
-  return {};
+  switch (k.s.size()) {
+  case 5:
+    if (k == "phase") return decode(v, s.phase);
+    if (k == "podIP") return decode(v, s.pod_ip);
+    return {};
+  case 6:
+    if (k == "hostIP") return decode(v, s.host_ip);
+    if (k == "podIPs") return decode_pod_ips(v, s.pod_ips);
+    if (k == "reason") return decode(v, s.reason);
+    return {};
+  case 7: return k == "message" ? decode(v, s.message) : dstatus{};
+  case 8: return k == "qosClass" ? decode(v, s.qos_class) : dstatus{};
+  case 9: return k == "startTime" ? decode(v, s.start_time) : dstatus{};
+  case 10: return k == "conditions" ? decode(v, s.conditions) : dstatus{};
+  case 17:
+    if (k == "containerStatuses") return decode(v, s.container_statuses);
+    if (k == "nominatedNodeName") return decode(v, s.nominated_node_name);
+    return {};
+  case 21: return k == "initContainerStatuses" ? decode(v, s.init_container_statuses) : dstatus{};
+  default: return {};
+  }
 }
 
 template <class N> dstatus decode_field(field_key k, N& v, pod& p) {
@@ -465,169 +552,6 @@ template <class N> dstatus decode_field(field_key k, N& v, pod_template& t) {
   if (k == "metadata") return decode(v, t.metadata);
   if (k == "template") return decode(v, t.template_);
   return {};
-}
-
-// ---- node ------------------------------------------------------------------------------
-
-template <class N> dstatus decode_field(field_key k, N& v, taint& t) {
-  if (k == "key") return decode(v, t.key);
-  if (k == "value") return decode(v, t.value);
-  if (k == "effect") return decode(v, t.effect);
-  if (k == "timeAdded") return decode(v, t.time_added);
-  return {};
-}
-
-template <class N> dstatus decode_field(field_key k, N& v, node_spec& s) {
-  if (k == "podCIDR") return decode(v, s.pod_cidr);
-  if (k == "podCIDRs") return decode(v, s.pod_cidrs);
-  if (k == "providerID") return decode(v, s.provider_id);
-  if (k == "unschedulable") return decode(v, s.unschedulable);
-  if (k == "taints") return decode(v, s.taints);
-  return {};
-}
-
-template <class N> dstatus decode_field(field_key k, N& v, node_address& a) {
-  if (k == "type") return decode(v, a.type);
-  if (k == "address") return decode(v, a.address);
-  return {};
-}
-
-template <class N> dstatus decode_field(field_key k, N& v, node_system_info& i) {
-  if (k == "machineID") return decode(v, i.machine_id);
-  if (k == "kernelVersion") return decode(v, i.kernel_version);
-  if (k == "osImage") return decode(v, i.os_image);
-  if (k == "containerRuntimeVersion") return decode(v, i.container_runtime_version);
-  if (k == "kubeletVersion") return decode(v, i.kubelet_version);
-  if (k == "operatingSystem") return decode(v, i.operating_system);
-  if (k == "architecture") return decode(v, i.architecture);
-  return {};
-}
-
-template <class N> dstatus decode_field(field_key k, N& v, node_status& s) {
-  if (k == "capacity") return decode(v, s.capacity);
-  if (k == "allocatable") return decode(v, s.allocatable);
-  if (k == "conditions") return decode(v, s.conditions);
-  if (k == "addresses") return decode(v, s.addresses);
-  if (k == "nodeInfo") return decode(v, s.node_info);
-  if (k == "phase") return decode(v, s.phase);
-  return {};
-}
-
-template <class N> dstatus decode_field(field_key k, N& v, node& n) {
-  if (k == "metadata") return decode(v, n.metadata);
-  if (k == "spec") return decode(v, n.spec);
-  if (k == "status") return decode(v, n.status);
-  return {};
-}
-
-// ---- service, event, lease, namespace, status ------------------------------------------
-
-template <class N> dstatus decode(N& n, int_or_string& out) {
-  switch (n.kind()) {
-  case node_kind::null: return {};
-  case node_kind::string:
-    out.is_string = true;
-    return n.read(out.string_value);
-  case node_kind::number:
-    out.is_string = false;
-    return n.read(out.int_value);
-  default: return dstatus::type_error("an integer or a string", describe(n.kind()));
-  }
-}
-
-template <class N> dstatus decode_field(field_key k, N& v, service_port& p) {
-  if (k == "name") return decode(v, p.name);
-  if (k == "protocol") return decode(v, p.protocol);
-  if (k == "port") return decode(v, p.port);
-  if (k == "targetPort") return decode(v, p.target_port);
-  if (k == "nodePort") return decode(v, p.node_port);
-  return {};
-}
-
-template <class N> dstatus decode_field(field_key k, N& v, service_spec& s) {
-  if (k == "ports") return decode(v, s.ports);
-  if (k == "selector") return decode(v, s.selector);
-  if (k == "clusterIP") return decode(v, s.cluster_ip);
-  if (k == "clusterIPs") return decode(v, s.cluster_ips);
-  if (k == "type") return decode(v, s.type);
-  if (k == "publishNotReadyAddresses") return decode(v, s.publish_not_ready_addresses);
-  return {};
-}
-
-template <class N> dstatus decode_field(field_key k, N& v, service& s) {
-  if (k == "metadata") return decode(v, s.metadata);
-  if (k == "spec") return decode(v, s.spec);
-  return {};
-}
-
-template <class N> dstatus decode_field(field_key k, N& v, event_source& s) {
-  if (k == "component") return decode(v, s.component);
-  if (k == "host") return decode(v, s.host);
-  return {};
-}
-
-template <class N> dstatus decode_field(field_key k, N& v, event& e) {
-  if (k == "metadata") return decode(v, e.metadata);
-  if (k == "involvedObject") return decode(v, e.involved_object);
-  if (k == "reason") return decode(v, e.reason);
-  if (k == "message") return decode(v, e.message);
-  if (k == "source") return decode(v, e.source);
-  if (k == "firstTimestamp") return decode(v, e.first_timestamp);
-  if (k == "lastTimestamp") return decode(v, e.last_timestamp);
-  if (k == "count") return decode(v, e.count);
-  if (k == "type") return decode(v, e.type);
-  if (k == "eventTime") return decode(v, e.event_time);
-  if (k == "action") return decode(v, e.action);
-  if (k == "reportingComponent") return decode(v, e.reporting_component);
-  if (k == "reportingInstance") return decode(v, e.reporting_instance);
-  return {};
-}
-
-template <class N> dstatus decode_field(field_key k, N& v, lease_spec& s) {
-  if (k == "holderIdentity") return decode(v, s.holder_identity);
-  if (k == "leaseDurationSeconds") return decode(v, s.lease_duration_seconds);
-  if (k == "acquireTime") return decode(v, s.acquire_time);
-  if (k == "renewTime") return decode(v, s.renew_time);
-  if (k == "leaseTransitions") return decode(v, s.lease_transitions);
-  return {};
-}
-
-template <class N> dstatus decode_field(field_key k, N& v, lease& l) {
-  if (k == "metadata") return decode(v, l.metadata);
-  if (k == "spec") return decode(v, l.spec);
-  return {};
-}
-
-template <class N> dstatus decode_field(field_key k, N& v, namespace_object& ns) {
-  if (k == "metadata") return decode(v, ns.metadata);
-  if (k == "spec")
-    return v.fields([&](std::string_view f, N& x) { return f == "finalizers" ? decode(x, ns.finalizers) : dstatus{}; });
-  if (k == "status")
-    return v.fields([&](std::string_view f, N& x) { return f == "phase" ? decode(x, ns.phase) : dstatus{}; });
-  return {};
-}
-
-template <class N> dstatus decode_field(field_key k, N& v, api_status& s) {
-  if (k == "status") return decode(v, s.status);
-  if (k == "message") return decode(v, s.message);
-  if (k == "reason") return decode(v, s.reason);
-  if (k == "code") return decode(v, s.code);
-  if (k == "details") return decode(v, s.details);
-  return {};
-}
-
-// ---- lists -----------------------------------------------------------------------------
-
-template <class N, class T> dstatus decode_field(field_key k, N& v, object_list<T>& l) {
-  if (k == "items") return decode(v, l.items);
-  if (k != "metadata")
-    return {};
-  return v.fields([&](std::string_view f, N& x) -> dstatus {
-    if (f == "resourceVersion") return decode(x, l.resource_version);
-    if (f == "continue") return decode(x, l.continue_token);
-    if (f == "remainingItemCount") return decode(x, l.remaining_item_count);
-    return {};
-  });
 }
 
 } // namespace kozmo::k8s::detail

@@ -103,15 +103,22 @@ public:
     return {};
   }
 
-  // Decoding fills fresh models. A short value is appended into the string's own buffer; a
-  // long one gets a buffer of exactly its size (appending would round it up to 30 bytes).
-  static void assign_string(std::string_view sv, std::string& out) {
-    if (!out.empty()) [[unlikely]]
+  // Decoding fills fresh models, so the target is normally empty: it is replaced by a string
+  // constructed in place from the bytes, which keeps a short value in the string itself and
+  // gives a long one a buffer of exactly its size (appending would round it up to 30 bytes),
+  // with neither an out-of-line append nor a temporary moved in.
+  [[gnu::always_inline]] static void assign_string(std::string_view sv, std::string& out) {
+    if (!out.empty()) [[unlikely]] {
       out.assign(sv.data(), sv.size());
-    else if (sv.size() <= 15)
-      out.append(sv.data(), sv.size());
-    else
-      out = std::string(sv);
+      return;
+    }
+    std::destroy_at(&out);
+    try {
+      std::construct_at(&out, sv.data(), sv.size());
+    } catch (...) {
+      std::construct_at(&out); // out of memory: leave a valid empty string behind
+      throw;
+    }
   }
 
   dstatus read(std::int64_t& out) const {

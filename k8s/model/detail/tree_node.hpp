@@ -2,7 +2,7 @@
 // decoder (which reads the tree it keeps).
 #pragma once
 
-#include "k8s/model/detail/decoders.hpp"
+#include "k8s/model/detail/decoders_kinds.hpp"
 
 #include <limits>
 
