@@ -12,6 +12,7 @@
 #include "k8s/apiserver/server.hpp"
 #include "k8s/client/client.hpp"
 #include "messages/scheduler_messages.hpp"
+#include "runtime/metrics/metrics.hpp"
 #include "runtime/demo.hpp"
 
 #include <caf/all.hpp>
@@ -54,6 +55,15 @@ struct inspect_bridge {
     return future.get();
   }
 };
+
+// GET /metrics on the embedded server's port: the process's Prometheus metrics.
+apiserver::server::route_reply serve_metrics(const std::string& method, const std::string& path, const std::string&) {
+  if (path != "/metrics")
+    return {404, json::dump(json::object{{"code", 404}, {"message", "no such path: " + path}})};
+  if (method != "GET")
+    return {405, json::dump(json::object{{"code", 405}, {"message", "/metrics only answers GET"}})};
+  return {200, metrics::render(), metrics::content_type};
+}
 
 // The configuration as given, or the file it names.
 expected<std::string> scheduler_config_text(const std::string& text_or_path) {
@@ -121,6 +131,7 @@ struct engine::impl {
       if (!port)
         return error{"cannot start the API server: " + port.err().message};
       ccfg.server = server->url();
+      server->add_route("/metrics", serve_metrics);
       // Loopback to our own server: the limit only guards against runaway loops.
       ccfg.qps = 2000;
       ccfg.burst = 4000;

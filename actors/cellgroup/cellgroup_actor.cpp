@@ -2,6 +2,7 @@
 
 #include "k8s/model/make_event.hpp"
 #include "messages/scheduler_messages.hpp"
+#include "runtime/metrics/metrics.hpp"
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -70,6 +71,7 @@ void mark_bound(cellgroup_actor* self, tracked& t) {
   post_event(self, b, "Normal", "Scheduled",
              "Successfully assigned " + b.ns + "/" + b.name + " to " + b.node + " with GPUs " + join(b.leaf_indices));
   self->send(self->state.scheduler, group_pod_bound{b.group, b.uid, b.node});
+  metrics::bind_done(true);
   settle(t, 0, "");
 }
 
@@ -80,6 +82,7 @@ void fail_permanently(cellgroup_actor* self, const std::string& uid, const std::
   auto& b = it->second.bind;
   spdlog::warn("cellgroup group={} pod={}/{} bind to node={} given up: {}", b.group, b.ns, b.name, b.node, reason);
   self->send(self->state.scheduler, group_bind_failed{b.group, uid, reason});
+  metrics::bind_done(false);
   settle(it->second, 500, reason);
   self->state.pods.erase(it);
 }

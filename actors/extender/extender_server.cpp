@@ -2,6 +2,8 @@
 // hand-off of each request to the backend and of its answer back to the io thread.
 #include "actors/extender/extender_server.hpp"
 
+#include "runtime/metrics/metrics.hpp"
+
 #include <utility>
 
 #include <boost/asio/ip/tcp.hpp>
@@ -65,6 +67,7 @@ route route_of(std::string_view method, std::string_view target) {
   if (path == "/v1/extender/preempt") return want(route_kind::preempt, "POST");
   if (path == "/v1/extender/bind") return want(route_kind::bind, "POST");
   if (path == "/healthz") return want(route_kind::healthz, "GET");
+  if (path == "/metrics") return want(route_kind::metrics, "GET");
 
   constexpr std::string_view groups = "/v1/inspect/affinitygroups";
   constexpr std::string_view status = "/v1/inspect/clusterstatus";
@@ -266,6 +269,8 @@ void session::on_read(beast::error_code ec) {
   switch (r.kind) {
   case route_kind::healthz:
     return respond({200, "ok", "text/plain; charset=utf-8"});
+  case route_kind::metrics:
+    return respond({200, metrics::render(), metrics::content_type});
   case route_kind::not_found:
     return respond({404, encode_error(404, "no such path: " + std::string(req.target()))});
   case route_kind::method_not_allowed:

@@ -5,6 +5,7 @@
 //   GET  /v1/inspect/affinitygroups/[{name}]         HiveD's inspect views (JSON)
 //   GET  /v1/inspect/clusterstatus[/physicalcluster | /virtualclusters/[{vc}]]
 //   GET  /healthz                                    "ok"
+//   GET  /metrics                                    Prometheus text (runtime/metrics/metrics.hpp)
 //
 // Errors are HiveD's {"code": N, "message": "..."} with that HTTP status: 400 for a body that
 // cannot be read, 404 for an unknown path, 405 for a wrong method, 413 for a body over the
@@ -37,7 +38,7 @@ struct server_options {
 };
 
 // Where a request goes (pure; exposed for tests).
-enum class route_kind { filter, preempt, bind, inspect, healthz, not_found, method_not_allowed };
+enum class route_kind { filter, preempt, bind, inspect, healthz, not_found, method_not_allowed, metrics };
 struct route {
   route_kind kind = route_kind::not_found;
   inspect_query query; // for inspect

@@ -6,6 +6,7 @@
 #include "k8s/model/make_event.hpp"
 #include "messages/atoms.hpp"
 #include "messages/watch_messages.hpp"
+#include "runtime/metrics/metrics.hpp"
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -55,6 +56,7 @@ struct execution {
   std::uint64_t id = 0;
   std::vector<action> actions;
   std::optional<json::value> status;
+  bool was_finished = false; // the job as this pass saw it (for the outcome metric)
   std::size_t next = 0;
   int in_flight = 0;
   bool status_sent = false;
@@ -310,6 +312,7 @@ void note_success(job_actor* self, const action& a, const json::value& answer) {
   auto& st = self->state;
   if (const auto* c = std::get_if<create_object>(&a)) {
     if (c->resource == "pods") {
+      metrics::training_pod_created();
       if (auto p = k8s::from_json<k8s::pod>(answer))
         upsert(st.pods, std::make_shared<const k8s::pod>(std::move(*p)));
     } else if (c->resource == "services") {
@@ -323,6 +326,20 @@ void note_success(job_actor* self, const action& a, const json::value& answer) {
   } else if (std::holds_alternative<patch_config_map>(a)) {
     st.mpi_config = config_data(answer);
   }
+}
+
+job_status status_of(const k8s::custom_object& job) {
+  const auto* s = job.document.find("status");
+  return s ? status_from_json(*s) : job_status{};
+}
+
+// The status write that made the job Succeeded or Failed counts it, once.
+void count_outcome(const execution& ex, const k8s::custom_object& after) {
+  if (ex.was_finished)
+    return;
+  auto now = status_of(after);
+  if (is_finished(now))
+    metrics::training_job_finished(is_succeeded(now));
 }
 
 void on_done(job_actor* self, action_done& msg) {
@@ -353,6 +370,7 @@ void on_done(job_actor* self, action_done& msg) {
         job->kind = st.job->kind;
         job->api_version = st.job->api_version;
       }
+      count_outcome(ex, *job);
       if (!older_than(job->metadata.resource_version, st.job->metadata.resource_version))
         st.job = std::make_shared<const k8s::custom_object>(std::move(*job));
     }
@@ -430,6 +448,7 @@ void run_pass(job_actor* self) {
   st.run->id = ++st.runs;
   st.run->actions = std::move(result.actions);
   st.run->status = std::move(result.status);
+  st.run->was_finished = st.run->status && is_finished(status_of(*st.job));
   bool creates = std::any_of(st.run->actions.begin(), st.run->actions.end(),
                              [](const action& a) { return std::holds_alternative<create_object>(a); });
   if (!creates)

@@ -145,6 +145,7 @@ TEST_CASE("requests are routed by HiveD's paths and methods") {
   CHECK(route_of("POST", "/v1/extender/bind?x=1").kind == route_kind::bind);
   CHECK(route_of("GET", "/v1/extender/filter").kind == route_kind::method_not_allowed);
   CHECK(route_of("GET", "/healthz").kind == route_kind::healthz);
+  CHECK(route_of("GET", "/metrics").kind == route_kind::metrics);
   CHECK(route_of("GET", "/v1/extender/nope").kind == route_kind::not_found);
 
   auto q = [](std::string_view target) { return route_of("GET", target).query; };

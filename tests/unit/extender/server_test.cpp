@@ -285,6 +285,11 @@ TEST_CASE("the inspect views answer JSON, and unknown names and paths answer 404
   auto health = c.request("GET", "/healthz");
   CHECK(health.status == 200);
   CHECK(health.body == "ok");
+  // Prometheus scrapes the extender's own port.
+  auto metrics = c.request("GET", "/metrics");
+  CHECK(metrics.status == 200);
+  CHECK_THAT(metrics.body, Catch::Contains("# TYPE kozmo_scheduler_decisions_total counter"));
+  CHECK(c.request("POST", "/metrics").status == 405);
 }
 
 TEST_CASE("broken clients do not bring the server down") {
