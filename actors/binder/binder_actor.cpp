@@ -129,17 +129,11 @@ void rebuild_rooms(binder_state& st) {
     charge(st, pl.node, pl.need, +1);
 }
 
-void drop_bound(binder_state& st, const std::string& uid) {
-  if (auto it = st.bound.find(uid); it != st.bound.end()) {
+// Forgets a pod's placement (bound or assumed) and gives its resources back to the node.
+void drop(binder_state& st, std::map<std::string, placement>& placements, const std::string& uid) {
+  if (auto it = placements.find(uid); it != placements.end()) {
     charge(st, it->second.node, it->second.need, -1);
-    st.bound.erase(it);
-  }
-}
-
-void drop_assumed(binder_state& st, const std::string& uid) {
-  if (auto it = st.assumed.find(uid); it != st.assumed.end()) {
-    charge(st, it->second.node, it->second.need, -1);
-    st.assumed.erase(it);
+    placements.erase(it);
   }
 }
 
@@ -215,11 +209,11 @@ void on_pod(binder_actor* self, const object_event<k8s::pod>& ev) {
   const auto& p = *ev.object;
   const auto& uid = p.metadata.uid;
   bool gone = ev.type == watch::event_type::deleted;
-  drop_bound(st, uid);
+  drop(st, st.bound, uid);
   if (gone || !p.spec.node_name.empty() || p.metadata.deletion_timestamp || !is_ours(p)) {
     bool was_pending = st.pending.erase(uid) > 0;
     st.unplaced.erase(uid);
-    drop_assumed(st, uid);
+    drop(st, st.assumed, uid);
     st.last_refusal.erase(uid);
     if (!gone && holds_resources(p)) {
       auto need = need_of(p);
@@ -261,7 +255,7 @@ caf::behavior binder(binder_actor* self, std::shared_ptr<client::client> cli, ca
           return; // the pods watch will show it bound
         }
         spdlog::warn("binder pod-uid={} bind to node={} failed: {}", uid, node, failure);
-        drop_assumed(st, uid);
+        drop(st, st.assumed, uid);
         if (st.pending.count(uid))
           st.unplaced.insert(uid);
         self->delayed_send(self, std::chrono::seconds(1), atoms::advance_atom::value);

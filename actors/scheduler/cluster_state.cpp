@@ -134,7 +134,7 @@ void cluster_state::set_owner(cell_id leaf, int group) {
   owner[leaf] = group;
   if (delta != 0) {
     for (cell_id up = leaf; up != no_cell; up = tree().at(up).parent) used_[up] += delta;
-    bindings.set_spare_path(leaf, [&](cell_id id) { return used_[id] == 0 && bad_[id] == 0; });
+    bindings.set_spare_path(leaf, [this](cell_id id) { return spare(id); });
   }
   leaf_changed(leaf, was);
 }
@@ -205,7 +205,7 @@ void cluster_state::set_health(const std::string& node, bool healthy) {
       const int delta = bad ? 1 : -1;
       bad_total_ += delta;
       for (cell_id up = leaf; up != no_cell; up = t.at(up).parent) bad_[up] += delta;
-      bindings.set_spare_path(leaf, [&](cell_id id) { return used_[id] == 0 && bad_[id] == 0; });
+      bindings.set_spare_path(leaf, [this](cell_id id) { return spare(id); });
       leaf_changed(leaf, was);
     }
   };

@@ -130,6 +130,8 @@ private:
   const std::vector<int>& unbound_demand(const std::string& chain) const; // by level
   void leaf_changed(cell_id leaf, bool was_avail);
   int fit_measure(cell_id id) const;
+  // No pod uses the cell and none of its GPUs is bad (allocation_state's spare mark).
+  bool spare(cell_id id) const { return used_[id] == 0 && bad_[id] == 0; }
   bool leaf_avail(cell_id leaf) const { return owner[leaf] < 0 && reserver[leaf] < 0 && bad_[leaf] == 0; }
   using fit_key = std::tuple<int, int, cell_id>; // avail, tree rank, cell
   void reindex(std::set<fit_key>& index, std::vector<int>& keys, cell_id id) const;

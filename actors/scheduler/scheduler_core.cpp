@@ -70,7 +70,9 @@ struct scheduler_core::impl : detail::core_impl {
     return d;
   }
 
-  pod_decision bind_decision(pod_entry& p, group_entry& g, slot& s, const std::string* group_part = nullptr) {
+  // `group_part`: the group's share of the bind-info, the same for each of its pods; worked
+  // out on the first bind decision and reused for the others of the same round.
+  pod_decision bind_decision(pod_entry& p, group_entry& g, slot& s, std::optional<std::string>& group_part) {
     s.pod_uid = p.view.ref.uid;
     p.decided = true;
     p.last_reason.clear();
@@ -78,7 +80,8 @@ struct scheduler_core::impl : detail::core_impl {
     d.node = s.place.node;
     d.leaf_type = s.place.leaf_type;
     d.leaf_indices = s.place.leaf_indices;
-    d.annotations[bind_info_annotation] = bind_info(g, s, group_part);
+    if (!group_part) group_part = bind_info_group_part(g);
+    d.annotations[bind_info_annotation] = bind_info(s, *group_part);
     d.annotations[leaf_cell_isolation_annotation] = detail::join_indices(s.place.leaf_indices);
     return d;
   }
@@ -104,7 +107,7 @@ struct scheduler_core::impl : detail::core_impl {
   // The decision for one waiting pod of a group that has been through placement. `quiet`:
   // nothing when the pod's last reason is unchanged.
   std::optional<pod_decision> pod_outcome(pod_entry& p, group_entry& g, const std::string& reason, bool quiet,
-                                          std::optional<std::string>* group_part = nullptr) {
+                                          std::optional<std::string>& group_part) {
     auto say = [&](decision_kind kind, std::string why) -> std::optional<pod_decision> {
       std::string key = why;
       pod_decision d = make(kind, p, g, std::move(why));
@@ -119,8 +122,7 @@ struct scheduler_core::impl : detail::core_impl {
     switch (g.state) {
     case group_state::allocated: {
       if (slot* s = free_slot(g, p.view.spec.leaf_cell_number)) {
-        if (group_part && !*group_part) *group_part = bind_info_group_part(g);
-        return bind_decision(p, g, *s, group_part ? &**group_part : nullptr);
+        return bind_decision(p, g, *s, group_part);
       }
       return say(decision_kind::wait, "every pod of " + std::to_string(p.view.spec.leaf_cell_number) +
                                           " GPUs in affinity group '" + g.name + "' is already placed");
@@ -237,7 +239,7 @@ std::vector<pod_decision> scheduler_core::schedule(std::int64_t now_ms) {
     for (const auto& uid : g->pods) {
       pod_entry& p = d.pods.at(uid);
       if (p.decided) continue;
-      if (auto dec = d.pod_outcome(p, *g, reason, true, &group_part)) out.push_back(std::move(*dec));
+      if (auto dec = d.pod_outcome(p, *g, reason, true, group_part)) out.push_back(std::move(*dec));
       undecided = undecided || !p.decided;
     }
     if (!undecided) d.waiting.erase(g->name);
@@ -256,16 +258,17 @@ pod_decision scheduler_core::schedule_one(std::string_view uid, const std::vecto
   }
   pod_entry& p = it->second;
   group_entry& g = d.groups.find(p.group)->second;
+  std::optional<std::string> group_part;
   if (p.decided) {
     for (auto& s : g.slots)
-      if (s.pod_uid == p.view.ref.uid) return d.bind_decision(p, g, s);
+      if (s.pod_uid == p.view.ref.uid) return d.bind_decision(p, g, s, group_part);
   }
   std::set<std::string> nodes(suggested_nodes.begin(), suggested_nodes.end());
   const bool restrict = !suggested_nodes.empty() && !p.view.spec.ignore_k8s_suggested_nodes;
   std::string reason = d.advance(g, restrict ? &nodes : nullptr, now_ms);
   if (restrict && g.state == group_state::pending)
     reason += " (only kube-scheduler's " + std::to_string(nodes.size()) + " suggested node(s) considered)";
-  auto dec = d.pod_outcome(p, g, reason, false);
+  auto dec = d.pod_outcome(p, g, reason, false, group_part);
   if (std::all_of(g.pods.begin(), g.pods.end(), [&](const std::string& u) { return d.pods.at(u).decided; }))
     d.waiting.erase(g.name);
   return dec ? std::move(*dec) : out;

@@ -108,9 +108,9 @@ struct core_impl {
 
   // --- io (scheduler_core_io.cpp) ------------------------------------------------------
   group_entry& add_group(const pod_view& pod);
-  // `group_part`: bind_info_group_part(g) when the caller already has it (it is the same for
-  // every pod of the group; a gang's bind decisions come together).
-  std::string bind_info(const group_entry& g, const slot& s, const std::string* group_part = nullptr) const;
+  // One pod's bind-info annotation: its own placement, then `group_part`, which is
+  // bind_info_group_part(g) (the whole gang's placement, the same for each of its pods).
+  std::string bind_info(const slot& s, const std::string& group_part) const;
   std::string bind_info_group_part(const group_entry& g) const;
   status recover(const pod_view& pod);
   json::value group_json(const group_entry& g) const;

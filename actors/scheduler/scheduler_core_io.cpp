@@ -49,9 +49,9 @@ void int_list(std::string& out, const std::vector<int>& v) {
 // HiveD's layout plus what recovery needs: the VC cell type each GPU was counted against
 // (preassignedCellTypes, empty for an opportunistic GPU). Written by hand, not with
 // YAML::Emitter: it is on the bind path of every pod.
-std::string core_impl::bind_info(const group_entry& g, const slot& s, const std::string* group_part) const {
+std::string core_impl::bind_info(const slot& s, const std::string& group_part) const {
   std::string out;
-  out.reserve(96 + (group_part ? group_part->size() : 0));
+  out.reserve(96 + group_part.size());
   out += "node: ";
   quoted(out, s.place.node);
   out += "\nleafCellIsolation: ";
@@ -59,7 +59,7 @@ std::string core_impl::bind_info(const group_entry& g, const slot& s, const std:
   out += "\ncellChain: ";
   quoted(out, s.place.leaves.empty() ? std::string() : model.tree.chain_of(s.place.leaves.front()));
   out += "\n";
-  out += group_part ? *group_part : bind_info_group_part(g);
+  out += group_part;
   return out;
 }
 
