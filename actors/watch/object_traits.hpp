@@ -1,5 +1,5 @@
 // object_traits<T> for the model kinds the watch actor serves: identity, indexes and the
-// decoders from k8s/model (simdjson ondemand for watch lines, the JSON tree for LIST items).
+// decoders from k8s/model (simdjson's DOM tape for watch lines, the JSON tree for LIST items).
 #pragma once
 
 #include "actors/watch/watch_line.hpp"
