@@ -196,11 +196,13 @@ bool cluster_state::node_healthy(const std::string& node) const {
   return !health_reported_ || healthy_nodes_.count(node) > 0;
 }
 
-void cluster_state::set_health(const std::string& node, bool healthy) {
+bool cluster_state::set_health(const std::string& node, bool healthy) {
   const cell_tree& t = tree();
+  bool changed = false;
   auto mark = [&](const std::string& name, bool bad) {
     for (cell_id leaf : t.leaf_cells_of(name)) {
       if ((bad_[leaf] > 0) == bad) continue;
+      changed = true;
       const bool was = leaf_avail(leaf);
       const int delta = bad ? 1 : -1;
       bad_total_ += delta;
@@ -220,7 +222,11 @@ void cluster_state::set_health(const std::string& node, bool healthy) {
   else
     healthy_nodes_.erase(node);
   mark(node, !healthy);
-  refresh_doomed();
+  // A report that changes nothing (a node's status heartbeat) leaves the doomed cells as
+  // they are; a change has them recomputed once the burst of reports is over (note 3).
+  if (changed)
+    doom_stale_ = true;
+  return changed;
 }
 
 int cluster_state::vc_cell_containing(cell_id id) const {
@@ -342,14 +348,19 @@ void cluster_state::refresh_doomed() {
     if (std::find(chains.begin(), chains.end(), c.chain) == chains.end()) chains.push_back(c.chain);
   for (const auto& chain : chains) {
     const auto types = chain_types(t, chain);
+    std::vector<int> counts;
+    bool counts_valid = false;
     for (;;) {
       // Maximal unbound healthy cells per level.
-      std::vector<int> counts(types.size(), 0);
-      auto whole = [&](cell_id id) { return bindings.is_free(id) && bad_[id] == 0; };
-      for (cell_id id = 0; id < t.size(); ++id) {
-        const cell& c = t.at(id);
-        if (c.chain != chain || !whole(id)) continue;
-        if (c.parent == no_cell || !whole(c.parent)) ++counts[c.level];
+      if (!counts_valid) {
+        counts.assign(types.size(), 0);
+        auto whole = [&](cell_id id) { return bindings.is_free(id) && bad_[id] == 0; };
+        for (cell_id id = 0; id < t.size(); ++id) {
+          const cell& c = t.at(id);
+          if (c.chain != chain || !whole(id)) continue;
+          if (c.parent == no_cell || !whole(c.parent)) ++counts[c.level];
+        }
+        counts_valid = true;
       }
       const auto demand = unbound_demand(chain);
       int short_level = 0;
@@ -379,6 +390,10 @@ void cluster_state::refresh_doomed() {
       if (!target) break;
       bind(pick, *target);
       vc_cells[pick].doomed = true;
+      // The counts change only if healthy cells lay under the target (its ancestors hold its
+      // bad GPUs, so none of them counted): a whole bad node leaves them as they are.
+      if (bad_[*target] < t.at(*target).leaf_count)
+        counts_valid = false;
     }
   }
 }

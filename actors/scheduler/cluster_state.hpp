@@ -17,7 +17,10 @@
 //  3. Doomed cells: when the healthy unbound capacity of a chain is below what the VCs' unbound
 //     virtual cells need, some of those virtual cells are bound to bad physical cells
 //     ("doomed", shown Bad) so the VC sees that its quota is really smaller; they are unbound
-//     again when healthy capacity returns (refresh_doomed after every health change).
+//     again when healthy capacity returns. A health change only marks the doomed cells stale:
+//     settle() recomputes them, once for a burst of node reports (a thousand nodes listed at
+//     start-up, or registering one by one, each re-dooming the whole cluster was quadratic).
+//     The core settles before it reads or changes placements.
 #pragma once
 
 #include "actors/scheduler/allocation_state.hpp"
@@ -69,12 +72,20 @@ public:
   // --- health ----------------------------------------------------------------------------
   // Health rule: until the first set_health call every configured node is healthy; after it
   // a node is healthy only when its last report said so (see scheduler_core.hpp).
-  void set_health(const std::string& node, bool healthy);
+  // True when some GPU's health changed.
+  bool set_health(const std::string& node, bool healthy);
   bool is_bad_leaf(cell_id leaf) const { return bad_[leaf] > 0; }
   int bad_leaves(cell_id id) const { return bad_[id]; }
   bool node_healthy(const std::string& node) const;
-  // Re-dooms after a health change or an unbind (note 3). Cheap when nothing is bad.
+  // Re-dooms now (note 3). Cheap when nothing is bad.
   void refresh_doomed();
+  // Re-dooms if a health change since the last call asks for it (note 3).
+  void settle() {
+    if (doom_stale_) {
+      doom_stale_ = false;
+      refresh_doomed();
+    }
+  }
 
   // --- virtual cells ---------------------------------------------------------------------
   std::vector<vc_cell> vc_cells;
@@ -155,6 +166,7 @@ private:
   std::set<std::string, std::less<>> healthy_nodes_; // nodes whose last report was healthy
   bool health_reported_ = false;
   int bad_total_ = 0;
+  bool doom_stale_ = false; // a health change since the last refresh_doomed
 };
 
 } // namespace kozmo::scheduler

@@ -308,16 +308,20 @@ void apply_pod(scheduler_actor* self, watch::event_type type, const pod_ptr& pod
 
 void apply_node(scheduler_actor* self, watch::event_type type, const k8s::node& n) {
   auto& core = *self->state.core;
+  bool changed = false;
   if (type == watch::event_type::deleted) {
-    core.remove_node(n.metadata.name);
+    changed = core.remove_node(n.metadata.name);
   } else {
     bool ready = false;
     for (const auto& c : n.status.conditions)
       if (c.type == "Ready")
         ready = c.status == "True";
-    core.set_node(n.metadata.name, ready && !n.spec.unschedulable);
+    changed = core.set_node(n.metadata.name, ready && !n.spec.unschedulable);
   }
-  queue_pass(self);
+  // Every node writes its status every few seconds; only a change of health can give a
+  // waiting pod a new chance (a thousand nodes' heartbeats were a hundred rounds a second).
+  if (changed)
+    queue_pass(self);
 }
 
 // ---- decisions ---------------------------------------------------------------------------

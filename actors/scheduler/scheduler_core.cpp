@@ -176,11 +176,11 @@ expected<scheduler_core> scheduler_core::load(std::string_view config_yaml) {
 
 void scheduler_core::set_options(const scheduler_options& options) { impl_->options = options; }
 
-void scheduler_core::set_node(std::string_view node, bool healthy) {
-  impl_->state.set_health(std::string(node), healthy);
+bool scheduler_core::set_node(std::string_view node, bool healthy) {
+  return impl_->state.set_health(std::string(node), healthy);
 }
 
-void scheduler_core::remove_node(std::string_view node) { impl_->state.set_health(std::string(node), false); }
+bool scheduler_core::remove_node(std::string_view node) { return impl_->state.set_health(std::string(node), false); }
 
 status scheduler_core::add_pod(const pod_view& pod) {
   auto& d = *impl_;
@@ -202,10 +202,14 @@ status scheduler_core::add_pod(const pod_view& pod) {
   return ok;
 }
 
-status scheduler_core::recover_pod(const pod_view& pod) { return impl_->recover(pod); }
+status scheduler_core::recover_pod(const pod_view& pod) {
+  impl_->state.settle();
+  return impl_->recover(pod);
+}
 
 void scheduler_core::remove_pod(std::string_view uid) {
   auto& d = *impl_;
+  d.state.settle();
   auto it = d.pods.find(uid);
   if (it == d.pods.end()) return;
   const std::string group = it->second.group;
@@ -224,6 +228,7 @@ void scheduler_core::pod_bound(std::string_view uid) {
 
 std::vector<pod_decision> scheduler_core::schedule(std::int64_t now_ms) {
   auto& d = *impl_;
+  d.state.settle(); // node reports since the last round: doomed cells once for all of them
   // Groups with a pod still waiting for a decision, highest priority first, then oldest.
   std::vector<group_entry*> order;
   for (const auto& name : d.waiting) order.push_back(&d.groups.find(name)->second);
@@ -250,6 +255,7 @@ std::vector<pod_decision> scheduler_core::schedule(std::int64_t now_ms) {
 pod_decision scheduler_core::schedule_one(std::string_view uid, const std::vector<std::string>& suggested_nodes,
                                           std::int64_t now_ms) {
   auto& d = *impl_;
+  d.state.settle();
   auto it = d.pods.find(uid);
   pod_decision out;
   if (it == d.pods.end()) {
@@ -297,9 +303,15 @@ expected<json::value> scheduler_core::inspect_group(std::string_view name) const
   return impl_->group_json(it->second);
 }
 
-json::value scheduler_core::inspect_physical_cluster() const { return impl_->physical_json(); }
+// The inspect views settle first: they show which cells are doomed (Bad) right after a node
+// report, not after the next round. Settling changes no placement a caller can see otherwise.
+json::value scheduler_core::inspect_physical_cluster() const {
+  impl_->state.settle();
+  return impl_->physical_json();
+}
 
 json::value scheduler_core::inspect_virtual_clusters() const {
+  impl_->state.settle();
   json::object o;
   for (std::size_t v = 0; v < impl_->model.vcs.size(); ++v)
     o.set(impl_->model.vcs[v].name, impl_->vc_json(static_cast<int>(v)));
@@ -307,6 +319,7 @@ json::value scheduler_core::inspect_virtual_clusters() const {
 }
 
 expected<json::value> scheduler_core::inspect_virtual_cluster(std::string_view vc) const {
+  impl_->state.settle();
   for (std::size_t v = 0; v < impl_->model.vcs.size(); ++v)
     if (impl_->model.vcs[v].name == vc) return impl_->vc_json(static_cast<int>(v));
   return error::not_found("virtual cluster '" + std::string(vc) + "' does not exist");

@@ -127,9 +127,11 @@ public:
   void set_options(const scheduler_options& options);
 
   // Node health: healthy = present, Ready=True and schedulable (note 6). Names not in the
-  // configuration are remembered but change nothing.
-  void set_node(std::string_view node, bool healthy);
-  void remove_node(std::string_view node);
+  // configuration are remembered but change nothing. True when the report changed which GPUs
+  // count as healthy (a status heartbeat of a node that stays Ready does not): only then can
+  // a waiting pod have a new chance.
+  bool set_node(std::string_view node, bool healthy);
+  bool remove_node(std::string_view node);
 
   // Note 1. Errors: no or unreadable bind-info, GPUs already taken by another group. A
   // placement the configuration no longer has (unknown node or GPU) is not an error (note 7).

@@ -146,6 +146,18 @@ TEST_CASE("nodes count as healthy until the first node report, then only reporte
   CHECK(physical.as_array().at(0).get_string("cellHealthiness") == "Bad");
 }
 
+TEST_CASE("a node report says whether it changed which GPUs are healthy; a heartbeat does not",
+          "[scheduler][core]") {
+  auto core = load();
+  CHECK(core.set_node("n1", true));       // the first report: n2, n3 and n4 now count as bad
+  CHECK_FALSE(core.set_node("n1", true)); // the same status again, as every heartbeat sends it
+  CHECK(core.set_node("n2", true));
+  CHECK(core.set_node("n2", false));      // cordoned or NotReady
+  CHECK_FALSE(core.remove_node("n2"));    // already bad
+  CHECK(core.remove_node("n1"));
+  CHECK_FALSE(core.set_node("not-in-the-config", true));
+}
+
 TEST_CASE("a lazy preemption is announced as a notice and shown by inspect", "[scheduler][core]") {
   auto core = load();
   auto low = pod("low", 0, "team-a", 1, 8);
