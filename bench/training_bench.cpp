@@ -1,9 +1,14 @@
-// Training controller bench: N concurrent PyTorchJobs of 4 pods (1 master + 3 workers, CPU
-// only, bound by the binder) on an in-process engine (embedded API server, simulated kubelets,
-// training supervisor), from the first create to every pod Running; then the memory an idle
-// job actor costs. Prints figures, asserts nothing.
+// Training controller bench: N concurrent PyTorchJobs of 4 pods (1 master + 3 workers) on an
+// in-process engine (embedded API server, simulated kubelets, training supervisor), from the
+// first create to every pod Running; then the memory an idle job actor costs. Prints figures,
+// asserts nothing.
 //
-//   build-*/bench/training_bench [JOBS=1000] [NODES=50] [IDLE_ACTORS=10000]
+//   build-*/bench/training_bench [JOBS=1000] [NODES=50] [IDLE_ACTORS=10000] [cpu|gpu]
+//
+// cpu (the default): CPU-only pods, bound first-fit by the binder, NODES nodes.
+// gpu: every pod asks for 2 GPUs, so each job is one gang of 4x2 that Kozmo's GPU scheduler
+// (direct mode, the configuration `kozmo local` derives from the nodes) places all at once
+// and its cellgroup actor binds; NODES nodes of 8 GPUs (pass JOBS nodes for room for all).
 //
 // Memory per idle job actor: N job actors are spawned directly (no supervisor), each told
 // about 4 pods and 4 services (objects made beforehand, as the watch caches hold them and the
@@ -18,6 +23,7 @@
 #include "messages/atoms.hpp"
 #include "messages/watch_messages.hpp"
 #include "runtime/engine.hpp"
+#include "runtime/hived_shape.hpp"
 
 #include <caf/all.hpp>
 
@@ -71,10 +77,12 @@ caf::behavior running_counter(caf::stateful_actor<counter_state>* self, caf::act
   };
 }
 
-std::string job_json(int i) {
-  auto replica = [](int n) {
+std::string job_json(int i, bool gpu = false) {
+  const std::string resources = gpu ? R"({"limits":{"nvidia.com/gpu":"2"}})" : R"({"requests":{"cpu":"10m","memory":"16Mi"}})";
+  auto replica = [&](int n) {
     return R"({"replicas":)" + std::to_string(n) +
-           R"(,"restartPolicy":"OnFailure","template":{"metadata":{"annotations":{"kozmo.io/sim-duration":"forever","kozmo.io/sim-pull-duration":"1s"}},"spec":{"containers":[{"name":"pytorch","image":"bench:1","resources":{"requests":{"cpu":"10m","memory":"16Mi"}}}]}}})";
+           R"(,"restartPolicy":"OnFailure","template":{"metadata":{"annotations":{"kozmo.io/sim-duration":"forever","kozmo.io/sim-pull-duration":"1s"}},"spec":{"containers":[{"name":"pytorch","image":"bench:1","resources":)" +
+           resources + "}]}}}";
   };
   return R"({"apiVersion":"kubeflow.org/v1","kind":"PyTorchJob","metadata":{"name":"bench-)" + std::to_string(i) +
          R"(","namespace":"default"},"spec":{"pytorchReplicaSpecs":{"Master":)" + replica(1) + R"(,"Worker":)" +
@@ -88,13 +96,15 @@ long rss_kib() {
   return resident * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
-void throughput(int jobs, int nodes) {
+void throughput(int jobs, int nodes, bool gpu) {
   engine_options o;
   o.embedded_apiserver = true;
   o.nodes = kubelet::uniform_cluster(nodes, 8, "node");
   for (auto& n : o.nodes.nodes)
     n.pods = "500";
   o.binder = true;
+  if (gpu)
+    o.scheduler_config = runtime::hived_config_from_shape(o.nodes);
   o.training = true;
   o.client_qps = 50000;
   engine e(o);
@@ -116,7 +126,7 @@ void throughput(int jobs, int nodes) {
   auto counter = e.system().spawn(running_counter, pods_watch);
   std::vector<json::value> bodies;
   for (int i = 0; i < jobs; ++i)
-    bodies.push_back(*json::parse(job_json(i)));
+    bodies.push_back(*json::parse(job_json(i, gpu)));
 
   std::mutex mu;
   std::condition_variable cv;
@@ -166,8 +176,8 @@ void throughput(int jobs, int nodes) {
     }
   }
   auto secs = [&](std::optional<clock::time_point> t) { return t ? std::chrono::duration<double>(*t - start).count() : -1.0; };
-  std::printf("training_bench: %d PyTorchJobs x 4 pods on %d simulated nodes (binder, embedded server)\n", jobs,
-              nodes);
+  std::printf("training_bench: %d PyTorchJobs x 4 pods on %d simulated nodes (%s, embedded server)\n", jobs, nodes,
+              gpu ? "2 GPUs per pod, one 4x2 gang per job, Kozmo's GPU scheduler" : "CPU pods, binder");
   std::printf("  creates answered:            %.2f s (%d failed)\n", secs(created), failed);
   std::printf("  create -> all pods created:  %.2f s (%llu/%llu, by the job actors)\n", secs(all_created),
               static_cast<unsigned long long>(seen), static_cast<unsigned long long>(want));
@@ -249,8 +259,9 @@ int main(int argc, char** argv) {
   int jobs = argc > 1 ? std::atoi(argv[1]) : 1000;
   int nodes = argc > 2 ? std::atoi(argv[2]) : 50;
   int idle = argc > 3 ? std::atoi(argv[3]) : 10000;
+  bool gpu = argc > 4 && std::string(argv[4]) == "gpu";
   if (jobs > 0)
-    throughput(jobs, nodes);
+    throughput(jobs, nodes, gpu);
   if (idle > 0)
     idle_memory(idle);
   return 0;
