@@ -277,6 +277,9 @@ void engine::stop() {
   d.cli.reset(); // after the actors: they hold the client
   if (d.server)
     d.server->stop();
+  // The stopped server still held its data dir (and its lock): a new engine on the same
+  // --data-dir in the same process could not start.
+  d.server.reset();
 }
 
 std::string engine::url() const {

@@ -61,7 +61,7 @@ public:
 
   // Starts the server (if embedded), the actor system and the chosen actors.
   status start();
-  // Stops the actors, then the server. Idempotent.
+  // Stops the actors, then the server (which lets go of its data dir). Idempotent.
   void stop();
 
   // The API server's URL.

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -268,8 +269,10 @@ TEST_CASE("after a restart on the same data dir no GPU is given twice and the pe
   auto dir = std::filesystem::temp_directory_path() / ("kozmo-sched-restart-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::map<std::string, std::vector<int>> before;
+  // The first engine is stopped but kept: stop() alone must let go of the data dir.
+  auto first_run = std::make_unique<local_cluster>(options(1, 8, dir.string()));
   {
-    local_cluster c(options(1, 8, dir.string()));
+    local_cluster& c = *first_run;
     c.create_gang("first", 2, 4, "forever");
     for (int i = 0; i < 2; ++i) {
       auto name = "first-" + std::to_string(i);
