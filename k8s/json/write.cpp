@@ -1,5 +1,6 @@
 #include "k8s/json/value.hpp"
 
+#include <array>
 #include <charconv>
 #include <cmath>
 
@@ -89,38 +90,53 @@ void write(std::string& out, const value& v, int indent, int depth) {
 
 } // namespace
 
+// The bytes write_string must look at: quote, backslash and control characters, <, > and &
+// (escaped as Go escapes them), and 0xE2, the first byte of U+2028 and U+2029. Everything else
+// is copied in runs: a string that needs no escape is one append, not one push per byte.
+constexpr std::array<bool, 256> special_bytes = [] {
+  std::array<bool, 256> t{};
+  for (int c = 0; c < 0x20; ++c)
+    t[c] = true;
+  for (unsigned char c : {'"', '\\', '<', '>', '&'})
+    t[c] = true;
+  t[0xE2] = true;
+  return t;
+}();
+
 void write_string(std::string& out, std::string_view s) {
   out += '"';
+  std::size_t run = 0; // start of the bytes not yet copied
   for (std::size_t i = 0; i < s.size(); ++i) {
     auto c = static_cast<unsigned char>(s[i]);
+    if (!special_bytes[c]) [[likely]]
+      continue;
+    out.append(s.data() + run, i - run);
+    run = i + 1;
     switch (c) {
     case '"': out += "\\\""; continue;
     case '\\': out += "\\\\"; continue;
     case '\n': out += "\\n"; continue;
     case '\r': out += "\\r"; continue;
     case '\t': out += "\\t"; continue;
-    case '<': case '>': case '&':
-      out += "\\u00";
-      out += hex[c >> 4];
-      out += hex[c & 0xf];
-      continue;
     default: break;
     }
-    if (c < 0x20) {
+    if (c != 0xE2) { // the other control characters, <, > and &
       out += "\\u00";
       out += hex[c >> 4];
       out += hex[c & 0xf];
       continue;
     }
     // U+2028 / U+2029 (E2 80 A8 / E2 80 A9) break JavaScript; Go escapes them.
-    if (c == 0xE2 && i + 2 < s.size() && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
+    if (i + 2 < s.size() && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
         (static_cast<unsigned char>(s[i + 2]) == 0xA8 || static_cast<unsigned char>(s[i + 2]) == 0xA9)) {
       out += static_cast<unsigned char>(s[i + 2]) == 0xA8 ? "\\u2028" : "\\u2029";
       i += 2;
+      run = i + 1;
       continue;
     }
-    out += static_cast<char>(c);
+    run = i; // any other character starting with E2: copied with the next run
   }
+  out.append(s.data() + run, s.size() - run);
   out += '"';
 }
 

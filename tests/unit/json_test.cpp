@@ -93,6 +93,9 @@ TEST_CASE("control characters, quotes and line separators are escaped", "[json]"
   CHECK(json::dump(value(std::string("\x01\x1f", 2))) == R"("\u0001\u001f")");
   CHECK(json::dump(value(std::string("nul\0x", 5))) == R"("nul\u0000x")");
   CHECK(json::dump(value("a\u2028b\u2029c")) == R"("a\u2028b\u2029c")");
+  // Other characters that start with the same byte as U+2028 stay as they are.
+  CHECK(json::dump(value("price \u20ac5, dash \u2013 end")) == "\"price \u20ac5, dash \u2013 end\"");
+  CHECK(json::dump(value(std::string("cut \xE2\x80", 6))) == "\"cut \xE2\x80\"");
 }
 
 TEST_CASE("non-ASCII text passes through as UTF-8", "[json]") {
