@@ -3,7 +3,12 @@
 // first create to every pod Running; then the memory an idle job actor costs. Prints figures,
 // asserts nothing.
 //
-//   build-*/bench/training_bench [JOBS=1000] [NODES=50] [IDLE_ACTORS=10000] [cpu|gpu]
+//   build-*/bench/training_bench [JOBS=1000] [NODES=50] [IDLE_ACTORS=10000] [cpu|gpu] [preempt=N] [restart]
+//
+// After every pod runs: `preempt=N` (gpu, with JOBS = NODES so the cluster is full) creates N
+// jobs of priority 10 that must preempt; `restart` stops the engine and starts a new one on the same data
+// (the server's --data-dir) and times the scheduler's recovery; then every job is deleted and
+// the garbage collection of its pods timed.
 //
 // cpu (the default): CPU-only pods, bound first-fit by the binder, NODES nodes.
 // gpu: every pod asks for 2 GPUs, so each job is one gang of 4x2 that Kozmo's GPU scheduler
@@ -21,6 +26,7 @@
 #include "actors/watch/watch_actor.hpp"
 #include "k8s/client/client.hpp"
 #include "messages/atoms.hpp"
+#include "messages/scheduler_messages.hpp"
 #include "messages/watch_messages.hpp"
 #include "runtime/engine.hpp"
 #include "runtime/hived_shape.hpp"
@@ -32,6 +38,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <iostream>
@@ -47,21 +54,30 @@ namespace {
 
 using count_atom = caf::atom_constant<caf::atom("count")>;
 
-// Counts the pods bound to a node and those in phase Running (by uid) from a pods watch.
+// Counts the pods bound to a node and those in phase Running (by uid) from a pods watch; only
+// the pods whose name starts with `prefix`.
 struct counter_state {
   std::set<std::string> seen;
+  std::set<std::string> live; // not deleted
   std::set<std::string> bound;
   std::set<std::string> running;
 };
 
-caf::behavior running_counter(caf::stateful_actor<counter_state>* self, caf::actor pods_watch) {
+caf::behavior running_counter(caf::stateful_actor<counter_state>* self, caf::actor pods_watch,
+                             std::string prefix) {
   self->send(pods_watch, atoms::subscribe_atom::value, watch::index_kind::all, std::string(),
              caf::actor_cast<caf::actor>(self));
   return {
-      [self](object_event<k8s::pod>& ev) {
+      [self, prefix](object_event<k8s::pod>& ev) {
+        if (!ev.object->metadata.name.starts_with(prefix))
+          return;
         const auto& uid = ev.object->metadata.uid;
         bool live = ev.type != watch::event_type::deleted;
         self->state.seen.insert(uid);
+        if (live)
+          self->state.live.insert(uid);
+        else
+          self->state.live.erase(uid);
         if (live && ev.object->status.phase == "Running")
           self->state.running.insert(uid);
         else
@@ -71,22 +87,94 @@ caf::behavior running_counter(caf::stateful_actor<counter_state>* self, caf::act
         else
           self->state.bound.erase(uid);
       },
-      [self](count_atom) -> caf::result<std::uint64_t, std::uint64_t, std::uint64_t> {
-        return {self->state.seen.size(), self->state.bound.size(), self->state.running.size()};
+      [self](count_atom) -> caf::result<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t> {
+        return {self->state.seen.size(), self->state.bound.size(), self->state.running.size(),
+                self->state.live.size()};
       },
   };
 }
 
-std::string job_json(int i, bool gpu = false) {
+std::string job_json(int i, bool gpu = false, const std::string& name = "bench-", int priority = 0) {
   const std::string resources = gpu ? R"({"limits":{"nvidia.com/gpu":"2"}})" : R"({"requests":{"cpu":"10m","memory":"16Mi"}})";
   auto replica = [&](int n) {
     return R"({"replicas":)" + std::to_string(n) +
            R"(,"restartPolicy":"OnFailure","template":{"metadata":{"annotations":{"kozmo.io/sim-duration":"forever","kozmo.io/sim-pull-duration":"1s"}},"spec":{"containers":[{"name":"pytorch","image":"bench:1","resources":)" +
            resources + "}]}}}";
   };
-  return R"({"apiVersion":"kubeflow.org/v1","kind":"PyTorchJob","metadata":{"name":"bench-)" + std::to_string(i) +
-         R"(","namespace":"default"},"spec":{"pytorchReplicaSpecs":{"Master":)" + replica(1) + R"(,"Worker":)" +
-         replica(3) + "}}}";
+  std::string policy = priority ? R"("runPolicy":{"schedulingPolicy":{"priorityClass":")" + std::to_string(priority) + R"("}},)" : "";
+  return R"({"apiVersion":"kubeflow.org/v1","kind":"PyTorchJob","metadata":{"name":")" + name + std::to_string(i) +
+         R"(","namespace":"default"},"spec":{)" + policy + R"("pytorchReplicaSpecs":{"Master":)" + replica(1) +
+         R"(,"Worker":)" + replica(3) + "}}}";
+}
+
+// Counts from the counter: seen, bound, Running, live (not deleted).
+struct counts {
+  std::uint64_t seen = 0, bound = 0, running = 0, live = 0;
+};
+counts count(caf::actor_system& sys, const caf::actor& counter) {
+  counts c;
+  caf::scoped_actor self{sys};
+  self->request(counter, 10s, count_atom::value)
+      .receive([&](std::uint64_t s, std::uint64_t b, std::uint64_t r, std::uint64_t l) { c = {s, b, r, l}; },
+               [&](caf::error&) {});
+  return c;
+}
+
+// The affinity groups the scheduler holds (its inspect answer, which waits for recovery).
+int scheduler_groups(engine& e) {
+  caf::scoped_actor self{e.system()};
+  int groups = -1;
+  self->request(e.scheduler(), 120s, inspect_request{"/v1/inspect/affinitygroups"})
+      .receive(
+          [&](const inspect_reply& r) {
+            auto body = json::parse(r.body);
+            if (r.status == 200 && body && body->is_array())
+              groups = static_cast<int>(body->as_array().size());
+          },
+          [&](caf::error&) {});
+  return groups;
+}
+
+// Polls `done` every 20 ms for up to `limit`; the seconds it took, or -1.
+template <class Done>
+double seconds_until(Done done, std::chrono::seconds limit) {
+  auto start = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() < start + limit) {
+    if (done())
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::this_thread::sleep_for(20ms);
+  }
+  return -1;
+}
+
+// Deletes every job (background propagation, as kubectl does) and times the garbage collection
+// of their pods, and the scheduler letting go of their gangs.
+void teardown(engine& e, const std::vector<std::string>& jobs, bool gpu) {
+  auto counter = e.system().spawn(running_counter, e.pods_watch(), std::string());
+  auto cli = e.api();
+  const int n = static_cast<int>(jobs.size());
+  seconds_until([&] { return count(e.system(), counter).live >= static_cast<std::uint64_t>(n) * 4; }, 60s);
+  std::atomic<int> answered{0}, failed{0};
+  auto t0 = std::chrono::steady_clock::now();
+  for (const auto& name : jobs)
+    cli->remove({"kubeflow.org", "v1", "pytorchjobs", "default", name, ""}, {}, [&](expected<json::value> r) {
+      failed += r ? 0 : 1;
+      ++answered;
+    });
+  seconds_until([&] { return answered == n; }, 60s);
+  double deleted = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  double pods_gone = seconds_until([&] { return count(e.system(), counter).live == 0; }, 120s);
+  if (pods_gone >= 0)
+    pods_gone += deleted;
+  std::printf("  delete all jobs: answered      %.2f s (%d failed)\n", deleted, failed.load());
+  std::printf("  delete -> all pods gone:       %.2f s (-1 = not within 120 s)\n", pods_gone);
+  if (gpu) {
+    double released = -1;
+    if (seconds_until([&] { return scheduler_groups(e) == 0; }, 60s) >= 0)
+      released = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("  delete -> scheduler holds no gang: %.2f s\n", released);
+  }
+  caf::anon_send_exit(counter, caf::exit_reason::user_shutdown);
 }
 
 long rss_kib() {
@@ -96,8 +184,32 @@ long rss_kib() {
   return resident * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
-void throughput(int jobs, int nodes, bool gpu) {
+// On a cluster full of priority-0 gangs, `urgent` jobs of priority 10 arrive: each preempts a
+// gang (its pods deleted; the training controller recreates them, and they wait) and runs in
+// its GPUs. Times the urgent jobs from create to every pod Running.
+void preempt(engine& e, int urgent) {
+  auto counter = e.system().spawn(running_counter, e.pods_watch(), std::string("urgent-"));
+  auto cli = e.api();
+  const std::uint64_t want = static_cast<std::uint64_t>(urgent) * 4;
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < urgent; ++i)
+    cli->create({"kubeflow.org", "v1", "pytorchjobs", "default", "", ""},
+                *json::parse(job_json(i, true, "urgent-", 10)), [](expected<json::value>) {});
+  double bound = seconds_until([&] { return count(e.system(), counter).bound >= want; }, 120s);
+  double running = seconds_until([&] { return count(e.system(), counter).running >= want; }, 120s);
+  if (running >= 0 && bound >= 0)
+    running += bound;
+  std::printf("  %d priority-10 jobs on the full cluster (each preempts a gang):\n", urgent);
+  std::printf("    create -> all their pods bound:   %.2f s (-1 = not within 120 s)\n", bound);
+  std::printf("    create -> all their pods Running: %.2f s\n", running);
+  caf::anon_send_exit(counter, caf::exit_reason::user_shutdown);
+}
+
+void throughput(int jobs, int nodes, bool gpu, bool restart, int urgent) {
   engine_options o;
+  char dir_template[] = "/tmp/kozmo-training-bench-XXXXXX";
+  if (restart && mkdtemp(dir_template))
+    o.data_dir = dir_template; // the server keeps its objects, so that a second engine finds them
   o.embedded_apiserver = true;
   o.nodes = kubelet::uniform_cluster(nodes, 8, "node");
   for (auto& n : o.nodes.nodes)
@@ -123,7 +235,7 @@ void throughput(int jobs, int nodes, bool gpu) {
   // The counter follows the engine's own pods watch: a second watch would double the
   // watch-decoding work the bench is measuring the controllers under.
   auto pods_watch = e.pods_watch();
-  auto counter = e.system().spawn(running_counter, pods_watch);
+  auto counter = e.system().spawn(running_counter, pods_watch, std::string("bench-"));
   std::vector<json::value> bodies;
   for (int i = 0; i < jobs; ++i)
     bodies.push_back(*json::parse(job_json(i, gpu)));
@@ -156,7 +268,7 @@ void throughput(int jobs, int nodes, bool gpu) {
       std::this_thread::sleep_for(20ms);
       self->request(counter, 10s, count_atom::value)
           .receive(
-              [&](std::uint64_t c, std::uint64_t b, std::uint64_t r) {
+              [&](std::uint64_t c, std::uint64_t b, std::uint64_t r, std::uint64_t) {
                 seen = c;
                 if (b != bound || r != running)
                   last_progress = clock::now();
@@ -186,7 +298,40 @@ void throughput(int jobs, int nodes, bool gpu) {
   std::printf("  create -> 99%% pods Running:  %.2f s\n", secs(most_running));
   std::printf("  create -> all pods Running:  %.2f s (%llu/%llu Running at the end; -1 = not reached)\n",
               secs(all_running), static_cast<unsigned long long>(running), static_cast<unsigned long long>(want));
+
+  std::vector<std::string> names;
+  for (int i = 0; i < jobs; ++i)
+    names.push_back("bench-" + std::to_string(i));
+  if (gpu && urgent > 0) {
+    preempt(e, urgent);
+    for (int i = 0; i < urgent; ++i)
+      names.push_back("urgent-" + std::to_string(i));
+  }
+
+  if (restart) {
+    // Stop everything and start again on the same data: the server reloads the objects, the
+    // scheduler recovers every gang from the bind-info annotations of the bound pods.
+    caf::anon_send_exit(counter, caf::exit_reason::user_shutdown);
+    e.stop();
+    engine again(o);
+    auto t0 = clock::now();
+    if (auto st = again.start(); !st) {
+      std::cerr << "engine (restart): " << st.err().message << "\n";
+      return;
+    }
+    double started = std::chrono::duration<double>(clock::now() - t0).count();
+    int groups = gpu ? scheduler_groups(again) : 0;
+    double recovered = std::chrono::duration<double>(clock::now() - t0).count();
+    std::printf("  restart: engine started:      %.2f s (the server reloaded %s)\n", started, o.data_dir.c_str());
+    if (gpu)
+      std::printf("  restart -> scheduler ready:   %.2f s (%d affinity groups recovered)\n", recovered, groups);
+    teardown(again, names, gpu);
+    again.stop();
+    std::filesystem::remove_all(o.data_dir);
+    return;
+  }
   caf::anon_send_exit(counter, caf::exit_reason::user_shutdown);
+  teardown(e, names, gpu);
   e.stop();
 }
 
@@ -260,8 +405,17 @@ int main(int argc, char** argv) {
   int nodes = argc > 2 ? std::atoi(argv[2]) : 50;
   int idle = argc > 3 ? std::atoi(argv[3]) : 10000;
   bool gpu = argc > 4 && std::string(argv[4]) == "gpu";
+  bool restart = false;
+  int urgent = 0;
+  for (int i = 5; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "restart")
+      restart = true;
+    else if (a.starts_with("preempt="))
+      urgent = std::atoi(a.c_str() + 8);
+  }
   if (jobs > 0)
-    throughput(jobs, nodes, gpu);
+    throughput(jobs, nodes, gpu, restart, urgent);
   if (idle > 0)
     idle_memory(idle);
   return 0;
