@@ -6,7 +6,8 @@
 //   build-*/bench/training_bench [JOBS=1000] [NODES=50] [IDLE_ACTORS=10000] [cpu|gpu] [preempt=N] [restart]
 //
 // After every pod runs: `preempt=N` (gpu, with JOBS = NODES so the cluster is full) creates N
-// jobs of priority 10 that must preempt; `restart` stops the engine and starts a new one on the same data
+// jobs of priority 10 that must preempt; `cordon=N` cordons N nodes (their GPUs turn bad, and
+// the scheduler re-dooms as gangs go); `restart` stops the engine and starts a new one on the same data
 // (the server's --data-dir) and times the scheduler's recovery; then every job is deleted and
 // the garbage collection of its pods timed.
 //
@@ -205,7 +206,21 @@ void preempt(engine& e, int urgent) {
   caf::anon_send_exit(counter, caf::exit_reason::user_shutdown);
 }
 
-void throughput(int jobs, int nodes, bool gpu, bool restart, int urgent) {
+// Cordons the first `n` nodes (spec.unschedulable, as kubectl cordon does): to the GPU scheduler
+// their GPUs are bad from then on.
+void cordon(engine& e, int n) {
+  auto cli = e.api();
+  json::value body;
+  body["spec"]["unschedulable"] = true;
+  int failed = 0;
+  for (int i = 0; i < n; ++i)
+    failed += cli->patch({"", "v1", "nodes", "", "node-" + std::to_string(i), ""}, client::patch_type::merge, body)
+                  ? 0
+                  : 1;
+  std::printf("  cordoned %d nodes (%d failed)\n", n, failed);
+}
+
+void throughput(int jobs, int nodes, bool gpu, bool restart, int urgent, int cordoned) {
   engine_options o;
   char dir_template[] = "/tmp/kozmo-training-bench-XXXXXX";
   if (restart && mkdtemp(dir_template))
@@ -308,6 +323,9 @@ void throughput(int jobs, int nodes, bool gpu, bool restart, int urgent) {
       names.push_back("urgent-" + std::to_string(i));
   }
 
+  if (cordoned > 0)
+    cordon(e, cordoned);
+
   if (restart) {
     // Stop everything and start again on the same data: the server reloads the objects, the
     // scheduler recovers every gang from the bind-info annotations of the bound pods.
@@ -406,16 +424,18 @@ int main(int argc, char** argv) {
   int idle = argc > 3 ? std::atoi(argv[3]) : 10000;
   bool gpu = argc > 4 && std::string(argv[4]) == "gpu";
   bool restart = false;
-  int urgent = 0;
+  int urgent = 0, cordoned = 0;
   for (int i = 5; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "restart")
       restart = true;
     else if (a.starts_with("preempt="))
       urgent = std::atoi(a.c_str() + 8);
+    else if (a.starts_with("cordon="))
+      cordoned = std::atoi(a.c_str() + 7);
   }
   if (jobs > 0)
-    throughput(jobs, nodes, gpu, restart, urgent);
+    throughput(jobs, nodes, gpu, restart, urgent, cordoned);
   if (idle > 0)
     idle_memory(idle);
   return 0;

@@ -335,7 +335,8 @@ void cluster_state::release_use(int index, int leaves) {
   c.used -= leaves;
   if (c.used > 0 || c.pinned || c.doomed) return;
   unbind(index);
-  if (bad_total_ > 0) refresh_doomed();
+  // Healthy capacity came back while GPUs are bad: re-doom, once for a burst of releases.
+  if (bad_total_ > 0) doom_stale_ = true;
 }
 
 void cluster_state::refresh_doomed() {
@@ -372,17 +373,17 @@ void cluster_state::refresh_doomed() {
         if (level > 1) avail = std::min<std::int64_t>(avail * types[level].child_number, INT32_MAX);
       }
       if (!short_level) break;
-      // Doom an unbound cell of the short level: the VC with the most unbound cells there.
-      int pick = -1, pick_unbound = 0;
-      std::vector<int> unbound_by_vc(vc_cells_of.size(), 0);
-      for (const auto& c : vc_cells)
-        if (c.bound == no_cell && c.chain == chain && c.level == short_level) ++unbound_by_vc[c.vc];
-      for (std::size_t i = 0; i < vc_cells.size(); ++i) {
-        const auto& c = vc_cells[i];
-        if (c.bound != no_cell || c.chain != chain || c.level != short_level) continue;
-        if (pick < 0 || unbound_by_vc[c.vc] > pick_unbound) {
-          pick = static_cast<int>(i);
-          pick_unbound = unbound_by_vc[c.vc];
+      // Doom an unbound cell of the short level: of the VC with the most unbound cells there
+      // (ties: the VC whose first such cell comes first), its first one.
+      int pick = -1;
+      std::size_t pick_unbound = 0;
+      for (std::size_t v = 0; v < vc_cells_of.size(); ++v) {
+        auto it = unbound_.find({static_cast<int>(v), chain, short_level});
+        if (it == unbound_.end() || it->second.empty()) continue;
+        const int first = *it->second.begin();
+        if (it->second.size() > pick_unbound || (it->second.size() == pick_unbound && first < pick)) {
+          pick = first;
+          pick_unbound = it->second.size();
         }
       }
       if (pick < 0) break;

@@ -20,7 +20,8 @@
 //     again when healthy capacity returns. A health change only marks the doomed cells stale:
 //     settle() recomputes them, once for a burst of node reports (a thousand nodes listed at
 //     start-up, or registering one by one, each re-dooming the whole cluster was quadratic).
-//     The core settles before it reads or changes placements.
+//     A virtual cell released while GPUs are bad does the same. The core settles before every
+//     placement decision, a recovery and an inspect.
 #pragma once
 
 #include "actors/scheduler/allocation_state.hpp"

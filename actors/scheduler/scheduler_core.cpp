@@ -209,7 +209,6 @@ status scheduler_core::recover_pod(const pod_view& pod) {
 
 void scheduler_core::remove_pod(std::string_view uid) {
   auto& d = *impl_;
-  d.state.settle();
   auto it = d.pods.find(uid);
   if (it == d.pods.end()) return;
   const std::string group = it->second.group;
@@ -238,6 +237,7 @@ std::vector<pod_decision> scheduler_core::schedule(std::int64_t now_ms) {
   });
   std::vector<pod_decision> out;
   for (group_entry* g : order) {
+    d.state.settle(); // a preemption for the group before may have released cells
     const std::string reason = d.advance(*g, nullptr, now_ms);
     bool undecided = false;
     std::optional<std::string> group_part;
