@@ -107,6 +107,8 @@ Usage:
       --config FILE             HiveD configuration (required)
       --kubeconfig PATH         (default: the config's kubeConfigFilePath, in-cluster, $KUBECONFIG)
       --listen HOST:PORT        (default: the config's webServerAddress, else :30096)
+      --kube-api-qps N          API requests per second (default 200; bindings go first)
+      --kube-api-burst N        requests allowed above that in a burst (default 400)
       --log-level LEVEL
   kozmo version
   kozmo help
@@ -178,6 +180,8 @@ expected<command> parse_command_line(const std::vector<std::string>& args) {
         {"kubeconfig", string_flag(o.kubeconfig)},
         {"listen", string_flag(o.listen)},
         {"log-level", string_flag(o.log_level)},
+        {"kube-api-qps", number_flag("kube-api-qps", o.kube_api_qps, 1, 100000)},
+        {"kube-api-burst", number_flag("kube-api-burst", o.kube_api_burst, 1, 100000)},
     };
     if (auto st = parse_flags(sub, rest, args.end(), flags); !st)
       return st.err();

@@ -42,6 +42,8 @@ struct extender_cli_options {
   std::string kubeconfig;          // "" = config's kubeConfigFilePath, in-cluster, $KUBECONFIG
   std::string listen;              // "host:port"; "" = config's webServerAddress
   std::string log_level = "info";
+  int kube_api_qps = 0;            // client rate limit; 0 = extender_options' default
+  int kube_api_burst = 0;
 };
 
 struct command {

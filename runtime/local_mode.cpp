@@ -216,6 +216,10 @@ int run_extender(const extender_cli_options& opts) {
   eo.config_path = opts.config;
   eo.kubeconfig = opts.kubeconfig;
   eo.listen = opts.listen;
+  if (opts.kube_api_qps > 0)
+    eo.qps = opts.kube_api_qps;
+  if (opts.kube_api_burst > 0)
+    eo.burst = opts.kube_api_burst;
   eo.on_listening = [](unsigned short port) {
     std::cout << "kozmo extender: listening on port " << port << "\n" << std::flush;
   };

@@ -80,6 +80,8 @@ int run_extender(const extender_options& opts) {
   if (!cfg->kube_api_server_address.empty() && opts.kubeconfig.empty() && cfg->kube_config_file_path.empty())
     ccfg->server = cfg->kube_api_server_address;
   ccfg->user_agent = "kozmo-extender/0.1";
+  ccfg->qps = opts.qps;
+  ccfg->burst = opts.burst;
   auto cli = std::make_shared<client::client>(*ccfg);
 
   caf::actor_system_config sys_cfg;

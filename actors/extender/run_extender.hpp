@@ -20,6 +20,12 @@ struct extender_options {
   // "host:port" (port 0: a free one); empty: the configuration's webServerAddress (":30096" means
   // every interface).
   std::string listen;
+  // The client's rate limit (requests per second, and the burst above it) for everything the
+  // extender writes: bindings first, then events. kube-scheduler waits `httpTimeout` (5 s in
+  // deploy/scheduler) for a bind, and binds as fast as it schedules: with kube-scheduler's own
+  // client limit (50/s) a burst of a few hundred pods left binds queued past that timeout.
+  double qps = 200;
+  int burst = 400;
   // Called once the server listens, with the bound port (tests read it; main may print it).
   std::function<void(unsigned short)> on_listening;
 };

@@ -53,3 +53,16 @@ TEST_CASE("kozmo extender needs a HiveD configuration and takes kubeconfig and l
   REQUIRE_FALSE(missing.has_value());
   CHECK_THAT(missing.err().message, Catch::Contains("--config") && Catch::Contains("required"));
 }
+
+TEST_CASE("kozmo extender takes the API client's rate limit, and refuses a limit of zero") {
+  auto cmd = parse_command_line({"extender", "--config", "hived.yaml", "--kube-api-qps", "500", "--kube-api-burst=1000"});
+  REQUIRE(cmd.has_value());
+  CHECK(cmd->extender.kube_api_qps == 500);
+  CHECK(cmd->extender.kube_api_burst == 1000);
+  auto defaults = parse_command_line({"extender", "--config", "hived.yaml"});
+  REQUIRE(defaults.has_value());
+  CHECK(defaults->extender.kube_api_qps == 0); // run_extender's default (200) applies
+  auto zero = parse_command_line({"extender", "--config", "hived.yaml", "--kube-api-qps", "0"});
+  REQUIRE_FALSE(zero.has_value());
+  CHECK_THAT(zero.err().message, Catch::Contains("kube-api-qps"));
+}
