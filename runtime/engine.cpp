@@ -153,7 +153,7 @@ struct engine::impl {
     }
     if (opts.client_qps > 0) {
       ccfg.qps = opts.client_qps;
-      ccfg.burst = static_cast<int>(opts.client_qps * 2);
+      ccfg.burst = opts.client_burst > 0 ? opts.client_burst : static_cast<int>(opts.client_qps * 2);
     }
     ccfg.user_agent = "kozmo/0.1";
     cli = std::make_shared<client::client>(ccfg);

@@ -50,6 +50,7 @@ struct engine_options {
   // the embedded server, the CRDs of deploy/crds (embedded at build time) are installed first.
   bool training = false;
   double client_qps = 0;        // 0 = the client's default (or a loopback-sized one when embedded)
+  int client_burst = 0;         // 0 = twice client_qps
 };
 
 class engine {

@@ -179,6 +179,8 @@ int run_kubelet(const kubelet_options& opts) {
   eo.kubeconfig = opts.kubeconfig;
   eo.nodes = *shape;
   eo.training = opts.training;
+  eo.client_qps = opts.kube_api_qps;
+  eo.client_burst = opts.kube_api_burst;
   engine e(eo);
   if (auto st = e.start(); !st) {
     std::cerr << "kozmo: " << st.err().message << "\n";

@@ -54,6 +54,14 @@ TEST_CASE("kozmo extender needs a HiveD configuration and takes kubeconfig and l
   CHECK_THAT(missing.err().message, Catch::Contains("--config") && Catch::Contains("required"));
 }
 
+TEST_CASE("kozmo kubelet --training takes the API client's rate limit for a real cluster") {
+  auto cmd = parse_command_line({"kubelet", "--nodes", "0", "--training", "--kube-api-qps", "300"});
+  REQUIRE(cmd.has_value());
+  CHECK(cmd->kubelet.training);
+  CHECK(cmd->kubelet.kube_api_qps == 300);
+  CHECK(cmd->kubelet.kube_api_burst == 0); // twice the qps
+}
+
 TEST_CASE("kozmo extender takes the API client's rate limit, and refuses a limit of zero") {
   auto cmd = parse_command_line({"extender", "--config", "hived.yaml", "--kube-api-qps", "500", "--kube-api-burst=1000"});
   REQUIRE(cmd.has_value());
