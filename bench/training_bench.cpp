@@ -9,7 +9,8 @@
 // jobs of priority 10 that must preempt; `cordon=N` cordons N nodes (their GPUs turn bad, and
 // the scheduler re-dooms as gangs go); `restart` stops the engine and starts a new one on the same data
 // (the server's --data-dir) and times the scheduler's recovery; then every job is deleted and
-// the garbage collection of its pods timed.
+// the garbage collection of its pods timed, and the heap compared with its size before the
+// jobs. KOZMO_BENCH_COUNT_OBJECTS=1 also lists what is left in the server after the teardown.
 //
 // cpu (the default): CPU-only pods, bound first-fit by the binder, NODES nodes.
 // gpu: every pod asks for 2 GPUs, so each job is one gang of 4x2 that Kozmo's GPU scheduler
@@ -178,6 +179,12 @@ void teardown(engine& e, const std::vector<std::string>& jobs, bool gpu) {
   caf::anon_send_exit(counter, caf::exit_reason::user_shutdown);
 }
 
+// The allocator's bytes in use, in MiB (malloc_trim first, so that freed memory is not counted).
+double heap_mib() {
+  malloc_trim(0);
+  return static_cast<double>(mallinfo2().uordblks) / 1048576.0;
+}
+
 long rss_kib() {
   std::ifstream statm("/proc/self/statm");
   long size = 0, resident = 0;
@@ -230,6 +237,9 @@ void throughput(int jobs, int nodes, bool gpu, bool restart, int urgent, int cor
   for (auto& n : o.nodes.nodes)
     n.pods = "500";
   o.binder = true;
+  // Events expire 5 s after their last write (kube-apiserver keeps them 1 h), so that the heap
+  // after the teardown shows what else stays behind.
+  o.event_ttl_seconds = 5;
   if (gpu)
     o.scheduler_config = runtime::hived_config_from_shape(o.nodes);
   o.training = true;
@@ -249,6 +259,7 @@ void throughput(int jobs, int nodes, bool gpu, bool restart, int urgent, int cor
   }
   // The counter follows the engine's own pods watch: a second watch would double the
   // watch-decoding work the bench is measuring the controllers under.
+  const double heap_before = heap_mib(); // nodes registered, no job yet
   auto pods_watch = e.pods_watch();
   auto counter = e.system().spawn(running_counter, pods_watch, std::string("bench-"));
   std::vector<json::value> bodies;
@@ -349,7 +360,26 @@ void throughput(int jobs, int nodes, bool gpu, bool restart, int urgent, int cor
     return;
   }
   caf::anon_send_exit(counter, caf::exit_reason::user_shutdown);
+  const double heap_peak = heap_mib();
   teardown(e, names, gpu);
+  // What stays once every job is gone is what a long-running controller would accumulate.
+  // Events expire with the first write after their TTL: wait it out, then write something.
+  std::this_thread::sleep_for(6s);
+  {
+    json::value cm = *json::parse(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"tick"}})");
+    (void)e.api()->create({"", "v1", "configmaps", "default", "", ""}, cm);
+    (void)e.api()->remove({"", "v1", "configmaps", "default", "tick", ""});
+  }
+  std::this_thread::sleep_for(1s);
+  std::printf("  heap in use: %.1f MiB before the jobs, %.1f MiB with them, %.1f MiB after the teardown"
+              " (and the Events' 5 s TTL)\n",
+              heap_before, heap_peak, heap_mib());
+  if (std::getenv("KOZMO_BENCH_COUNT_OBJECTS")) {
+    for (const char* r : {"events", "pods", "services", "configmaps"}) {
+      auto l = e.api()->list({"", "v1", r, "", "", ""});
+      std::printf("    %s left: %zu\n", r, l ? l->find("items")->as_array().size() : 0);
+    }
+  }
   e.stop();
 }
 

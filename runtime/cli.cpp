@@ -1,5 +1,7 @@
 #include "runtime/cli.hpp"
 
+#include "actors/kubelet/pod_script.hpp"
+
 #include <charconv>
 #include <functional>
 #include <map>
@@ -83,6 +85,22 @@ status parse_flags(const std::string& sub, std::vector<std::string>::const_itera
 
 } // namespace
 
+// A Go duration in whole seconds ("1h", "90m", "30s"), or "0".
+flag seconds_flag(const std::string& name, std::int64_t& out) {
+  return {true, [&out, name](const std::string& v) -> status {
+            if (v == "0") {
+              out = 0;
+              return ok;
+            }
+            auto d = kubelet::parse_duration(v);
+            if (!d || d->count() < 0 || d->count() % 1000 != 0)
+              return error::bad_request("--" + name + ": \"" + v +
+                                        "\" is not a duration in whole seconds (examples: 1h, 30m, 90s; 0 = never)");
+            out = d->count() / 1000;
+            return ok;
+          }};
+}
+
 std::string usage() {
   return R"(kozmo — a Kubernetes-native engine for GPU workloads
 
@@ -93,6 +111,7 @@ Usage:
       --gpus-per-node G         GPUs per simulated node (default 8)
       --cluster FILE            cluster shape file (YAML, see README) instead of --nodes/--gpus-per-node
       --data-dir DIR            keep the API server's state in DIR across restarts
+      --event-ttl DURATION      Events expire this long after their last write (default 1h; 0 = never)
       --write-kubeconfig PATH   write a kubeconfig for kubectl pointing at the server
       --demo                    create a demo pod and narrate its life on the terminal
       --log-level LEVEL         trace, debug, info, warn, error (default info)
@@ -103,7 +122,7 @@ Usage:
                                 --nodes 0 runs the controller alone)
       --kube-api-qps N  --kube-api-burst N   the client's rate limit (default 50 and 100)
   kozmo apiserver [flags]   only the embedded API server
-      --port N  --data-dir DIR  --log-level LEVEL
+      --port N  --data-dir DIR  --event-ttl DURATION  --log-level LEVEL
   kozmo extender [flags]    kube-scheduler extender (filter/preempt/bind, inspect API)
       --config FILE             HiveD configuration (required)
       --kubeconfig PATH         (default: the config's kubeConfigFilePath, in-cluster, $KUBECONFIG)
@@ -137,6 +156,7 @@ expected<command> parse_command_line(const std::vector<std::string>& args) {
         {"gpus-per-node", number_flag("gpus-per-node", o.gpus_per_node, 0, 1024)},
         {"cluster", string_flag(o.cluster_file)},
         {"data-dir", string_flag(o.data_dir)},
+        {"event-ttl", seconds_flag("event-ttl", o.event_ttl_seconds)},
         {"write-kubeconfig", string_flag(o.write_kubeconfig)},
         {"demo", bool_flag(o.demo)},
         {"log-level", string_flag(o.log_level)},
@@ -169,6 +189,7 @@ expected<command> parse_command_line(const std::vector<std::string>& args) {
     std::map<std::string, flag> flags{
         {"port", number_flag("port", o.port, 0, 65535)},
         {"data-dir", string_flag(o.data_dir)},
+        {"event-ttl", seconds_flag("event-ttl", o.event_ttl_seconds)},
         {"log-level", string_flag(o.log_level)},
     };
     if (auto st = parse_flags(sub, rest, args.end(), flags); !st)

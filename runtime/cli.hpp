@@ -15,6 +15,7 @@ struct local_options {
   int gpus_per_node = 8;
   std::string cluster_file;        // overrides nodes/gpus_per_node
   std::string data_dir;            // state survives restarts when set
+  std::int64_t event_ttl_seconds = 3600; // Events expire after this; 0 = never
   std::string write_kubeconfig;    // path of a kubeconfig pointing kubectl at the server
   bool demo = false;               // create a demo pod and narrate its life
   std::string log_level = "info";
@@ -35,6 +36,7 @@ struct kubelet_options {
 struct apiserver_options {
   std::uint16_t port = 0;
   std::string data_dir;
+  std::int64_t event_ttl_seconds = 3600;
   std::string log_level = "info";
 };
 

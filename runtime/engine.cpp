@@ -126,6 +126,7 @@ struct engine::impl {
       apiserver::server::options sopts;
       sopts.port = opts.port;
       sopts.data_dir = opts.data_dir;
+      sopts.event_ttl = std::chrono::seconds(opts.event_ttl_seconds);
       server = std::make_unique<apiserver::server>(sopts);
       auto port = server->start();
       if (!port)

@@ -34,6 +34,7 @@ struct engine_options {
   bool embedded_apiserver = false;
   std::uint16_t port = 0;      // embedded server: 0 = a free port
   std::string data_dir;        // embedded server: keep state across restarts
+  std::int64_t event_ttl_seconds = 3600; // embedded server: Events expire after this; 0 = never
   std::string kubeconfig;      // used when not embedded ("" = $KUBECONFIG or ~/.kube/config)
   std::string server_url;      // used when not embedded and set: plain http://host:port
 

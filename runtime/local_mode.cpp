@@ -128,6 +128,7 @@ int run_local(const local_options& opts) {
   eo.embedded_apiserver = true;
   eo.port = opts.port;
   eo.data_dir = opts.data_dir;
+  eo.event_ttl_seconds = opts.event_ttl_seconds;
   eo.nodes = *shape;
   eo.binder = true;
   eo.scheduler_config = cluster->hived_config;
@@ -200,6 +201,7 @@ int run_apiserver(const apiserver_options& opts) {
   eo.embedded_apiserver = true;
   eo.port = opts.port;
   eo.data_dir = opts.data_dir;
+  eo.event_ttl_seconds = opts.event_ttl_seconds;
   engine e(eo);
   if (auto st = e.start(); !st) {
     std::cerr << "kozmo: " << st.err().message << "\n";

@@ -50,7 +50,7 @@ expected<std::uint16_t> server::start() {
   if (impl_->started)
     return impl_->port;
   auto& st = impl_->state;
-  auto opened = store::open(store::options{st.opts.data_dir, st.opts.watch_history});
+  auto opened = store::open(store::options{st.opts.data_dir, st.opts.watch_history, st.opts.event_ttl});
   if (!opened)
     return opened.err();
   st.st = std::move(*opened);

@@ -264,6 +264,7 @@ object_ptr store::impl::commit_put(const resource_type& rt, const std::string& k
   data[rt.key()][key] = stored;
   index(*stored, {rt.key(), key});
   persist_put(rt.key(), key, *stored);
+  note_event_write(rt, key);
   change_event ev;
   ev.type = prev ? event_type::modified : event_type::added;
   ev.rv = rv;

@@ -15,6 +15,10 @@
 //     the owner's deletion and its dependents' deletions in one consistent order.
 //  5. Watch callbacks run with the store's lock held, in commit order: they must only queue
 //     the event (e.g. post it to a connection's strand) and never call back into the store.
+//  6. Events expire `event_ttl` after their last write, as kube-apiserver's --event-ttl (1 h by
+//     default): they are deleted (watchers see DELETED) by the first write after that moment.
+//     Without it a long-running server kept every Event ever posted (~4 KiB each in memory: a
+//     thousand training jobs left 24,000 behind).
 //
 // Objects are immutable once stored (shared_ptr<const json::value>): a list or a watch event
 // shares them with the store without copying. Stored objects carry no kind/apiVersion; the
@@ -27,6 +31,7 @@
 #include "k8s/error.hpp"
 #include "k8s/json/value.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -90,6 +95,7 @@ public:
   struct options {
     std::string data_dir;              // "" = memory only
     std::size_t watch_history = 10000; // events kept for resuming watches
+    std::chrono::seconds event_ttl{3600}; // Events live this long after their last write; 0 = for ever
   };
 
   // Opens the store, loading `data_dir` if it holds a previous state. Creates the namespaces

@@ -6,6 +6,7 @@
 #include "k8s/apiserver/store.hpp"
 #include "k8s/apiserver/store_journal.hpp"
 
+#include <chrono>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -47,6 +48,14 @@ struct store::impl {
   std::vector<std::string> removed_uids;   // objects gone since the last settle
   std::set<std::string> foreground_owners; // uids deleting in foreground
   std::set<std::string> terminating_namespaces;
+  // Events by expiry, oldest first (rule 6); an entry whose rv is not the stored one is stale.
+  struct expiry {
+    std::chrono::steady_clock::time_point at;
+    std::string resource;
+    std::string key;
+    std::uint64_t rv = 0;
+  };
+  std::deque<expiry> event_expiry;
 
   // ---- helpers (mu held) ----
   static std::string storage_key(const resource_type& rt, const std::string& ns, const std::string& name) {
@@ -81,6 +90,9 @@ struct store::impl {
                         const object_ptr& cur);
   // Runs garbage collection and namespace termination until nothing more changes.
   void settle();
+  // Deletes the Events whose time is up (rule 6).
+  void expire_events();
+  void note_event_write(const resource_type& rt, const std::string& key);
   void orphan_dependents(const std::string& owner_uid);
   // Calls fn(dependent uid, its type, its key, the object) for every stored dependent of
   // `owner_uid`, over a snapshot of the index (fn may delete or update dependents).

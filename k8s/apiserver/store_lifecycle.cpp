@@ -6,6 +6,7 @@
 #include "k8s/apiserver/json_util.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace kozmo::apiserver {
 namespace {
@@ -196,7 +197,28 @@ void store::impl::drop_custom_resources(const resource_type& crd_type) {
   data.erase(crd_type.key());
 }
 
+void store::impl::note_event_write(const resource_type& rt, const std::string& key) {
+  if (rt.plural != "events" || opts.event_ttl.count() <= 0)
+    return;
+  event_expiry.push_back({std::chrono::steady_clock::now() + opts.event_ttl, rt.key(), key, rv});
+}
+
+void store::impl::expire_events() {
+  const auto now = std::chrono::steady_clock::now();
+  while (!event_expiry.empty() && event_expiry.front().at <= now) {
+    expiry e = std::move(event_expiry.front());
+    event_expiry.pop_front();
+    auto obj = find(e.resource, e.key);
+    // Written again since (a newer entry stands for it), or already gone.
+    if (!obj || meta_string(*obj, "resourceVersion") != std::to_string(e.rv))
+      continue;
+    if (auto rt = type_of(e.resource))
+      remove_now(*rt, e.key, *obj, obj);
+  }
+}
+
 void store::impl::settle() {
+  expire_events();
   // Each pass performs the garbage collector's and namespace controller's pending work; a
   // pass that changes nothing ends the loop. Every action either deletes or marks an object
   // that was not marked before, so the loop terminates.
@@ -306,6 +328,12 @@ void store::impl::settle() {
 void store::impl::rebuild_after_load() {
   for (const auto& [resource, objects] : data)
     for (const auto& [key, obj] : objects) {
+      if (auto rt = type_of(resource); rt && rt->plural == "events" && opts.event_ttl.count() > 0) {
+        // A reloaded Event gets a full TTL from now (how long it lived before is not kept).
+        auto v = meta_string(*obj, "resourceVersion");
+        event_expiry.push_back({std::chrono::steady_clock::now() + opts.event_ttl, resource, key,
+                                static_cast<std::uint64_t>(std::strtoull(v.c_str(), nullptr, 10))});
+      }
       const auto* m = meta_of(*obj);
       if (!m || !m->find("deletionTimestamp"))
         continue;

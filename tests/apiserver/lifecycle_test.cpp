@@ -1,5 +1,8 @@
 #include "tests/apiserver/fixture.hpp"
 
+#include <chrono>
+#include <thread>
+
 using namespace kozmo;
 using namespace kozmo::test;
 
@@ -179,4 +182,44 @@ TEST_CASE("a CRD must be named after its plural and group") {
   CHECK(res.status == 422);
   CHECK(res.json().get_string("message").find("must be spec.names.plural+\".\"+spec.group") != std::string::npos);
   CHECK(s.http->get("/apis/example.com/v1").status == 404);
+}
+
+TEST_CASE("an Event expires event_ttl after its last write: gone from lists, DELETED for watchers") {
+  apiserver::server::options o;
+  o.event_ttl = std::chrono::seconds(3); // margins of a second or more: CI machines are shared
+  running_server s(o);
+  const std::string events = "/api/v1/namespaces/default/events";
+  auto event = [](const std::string& name, int count) {
+    return R"({"apiVersion":"v1","kind":"Event","metadata":{"name":")" + name +
+           R"("},"involvedObject":{"kind":"Pod","namespace":"default","name":"p"},"reason":"Pulled","message":"m","count":)" +
+           std::to_string(count) + "}";
+  };
+  REQUIRE(s.http->post(events, event("old", 1)).status == 201);
+  REQUIRE(s.http->post(events, event("refreshed", 1)).status == 201);
+  auto w = s.watch(events + "?watch=true&resourceVersion=" +
+                   str(s.http->get(events).json(), {"metadata", "resourceVersion"}));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  // A write resets the clock, as kube-apiserver's lease does for an updated Event.
+  REQUIRE(s.http->put(events + "/refreshed", event("refreshed", 2)).status == 200);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1800));
+  // Expiry happens with the next write of anything.
+  REQUIRE(s.http->post(configmaps, configmap("tick")).status == 201);
+  CHECK(s.http->get(events + "/old").status == 404);
+  CHECK(s.http->get(events + "/refreshed").status == 200);
+  bool saw_deleted = false;
+  while (auto ev = w->next_event(std::chrono::seconds(2))) {
+    if (ev->get_string("type") == "DELETED" && str(*ev, {"object", "metadata", "name"}) == "old")
+      saw_deleted = true;
+    if (saw_deleted)
+      break;
+  }
+  CHECK(saw_deleted);
+  // With a TTL of 0 Events are kept for ever.
+  apiserver::server::options keep;
+  keep.event_ttl = std::chrono::seconds(0);
+  running_server forever(keep);
+  REQUIRE(forever.http->post(events, event("kept", 1)).status == 201);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  REQUIRE(forever.http->post(configmaps, configmap("tick")).status == 201);
+  CHECK(forever.http->get(events + "/kept").status == 200);
 }

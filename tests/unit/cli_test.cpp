@@ -54,6 +54,17 @@ TEST_CASE("kozmo extender needs a HiveD configuration and takes kubeconfig and l
   CHECK_THAT(missing.err().message, Catch::Contains("--config") && Catch::Contains("required"));
 }
 
+TEST_CASE("--event-ttl takes a duration in whole seconds, 0 for never, and says what it accepts") {
+  auto cmd = parse_command_line({"local", "--event-ttl", "90m"});
+  REQUIRE(cmd.has_value());
+  CHECK(cmd->local.event_ttl_seconds == 5400);
+  CHECK(parse_command_line({"local"})->local.event_ttl_seconds == 3600); // kube-apiserver's 1h
+  CHECK(parse_command_line({"apiserver", "--event-ttl=0"})->apiserver.event_ttl_seconds == 0);
+  auto bad = parse_command_line({"local", "--event-ttl", "1500ms"});
+  REQUIRE_FALSE(bad.has_value());
+  CHECK_THAT(bad.err().message, Catch::Contains("--event-ttl") && Catch::Contains("whole seconds"));
+}
+
 TEST_CASE("kozmo kubelet --training takes the API client's rate limit for a real cluster") {
   auto cmd = parse_command_line({"kubelet", "--nodes", "0", "--training", "--kube-api-qps", "300"});
   REQUIRE(cmd.has_value());
