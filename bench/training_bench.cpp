@@ -3,14 +3,16 @@
 // first create to every pod Running; then the memory an idle job actor costs. Prints figures,
 // asserts nothing.
 //
-//   build-*/bench/training_bench [JOBS=1000] [NODES=50] [IDLE_ACTORS=10000] [cpu|gpu] [preempt=N] [restart]
+//   build-*/bench/training_bench [JOBS=1000] [NODES=50] [IDLE_ACTORS=10000] [cpu|gpu] [preempt=N] [cordon=N] [cycles=N] [restart]
 //
 // After every pod runs: `preempt=N` (gpu, with JOBS = NODES so the cluster is full) creates N
 // jobs of priority 10 that must preempt; `cordon=N` cordons N nodes (their GPUs turn bad, and
 // the scheduler re-dooms as gangs go); `restart` stops the engine and starts a new one on the same data
 // (the server's --data-dir) and times the scheduler's recovery; then every job is deleted and
 // the garbage collection of its pods timed, and the heap compared with its size before the
-// jobs. KOZMO_BENCH_COUNT_OBJECTS=1 also lists what is left in the server after the teardown.
+// jobs. `cycles=N` runs the same jobs N times on the same engine (without restart), printing
+// the heap after each teardown. KOZMO_BENCH_COUNT_OBJECTS=1 also lists what is left in the
+// server after the teardown.
 //
 // cpu (the default): CPU-only pods, bound first-fit by the binder, NODES nodes.
 // gpu: every pod asks for 2 GPUs, so each job is one gang of 4x2 that Kozmo's GPU scheduler
@@ -199,7 +201,6 @@ void preempt(engine& e, int urgent) {
   auto counter = e.system().spawn(running_counter, e.pods_watch(), std::string("urgent-"));
   auto cli = e.api();
   const std::uint64_t want = static_cast<std::uint64_t>(urgent) * 4;
-  auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < urgent; ++i)
     cli->create({"kubeflow.org", "v1", "pytorchjobs", "default", "", ""},
                 *json::parse(job_json(i, true, "urgent-", 10)), [](expected<json::value>) {});
@@ -227,7 +228,18 @@ void cordon(engine& e, int n) {
   std::printf("  cordoned %d nodes (%d failed)\n", n, failed);
 }
 
-void throughput(int jobs, int nodes, bool gpu, bool restart, int urgent, int cordoned) {
+// The heap once every job is gone, which is what a long-running controller would accumulate.
+// Events expire with the first write after their TTL: wait it out, then write something.
+double heap_after_teardown(engine& e) {
+  std::this_thread::sleep_for(6s);
+  json::value cm = *json::parse(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"tick"}})");
+  (void)e.api()->create({"", "v1", "configmaps", "default", "", ""}, cm);
+  (void)e.api()->remove({"", "v1", "configmaps", "default", "tick", ""});
+  std::this_thread::sleep_for(1s);
+  return heap_mib();
+}
+
+void throughput(int jobs, int nodes, bool gpu, bool restart, int urgent, int cordoned, int cycles) {
   engine_options o;
   char dir_template[] = "/tmp/kozmo-training-bench-XXXXXX";
   if (restart && mkdtemp(dir_template))
@@ -362,18 +374,21 @@ void throughput(int jobs, int nodes, bool gpu, bool restart, int urgent, int cor
   caf::anon_send_exit(counter, caf::exit_reason::user_shutdown);
   const double heap_peak = heap_mib();
   teardown(e, names, gpu);
-  // What stays once every job is gone is what a long-running controller would accumulate.
-  // Events expire with the first write after their TTL: wait it out, then write something.
-  std::this_thread::sleep_for(6s);
-  {
-    json::value cm = *json::parse(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"tick"}})");
-    (void)e.api()->create({"", "v1", "configmaps", "default", "", ""}, cm);
-    (void)e.api()->remove({"", "v1", "configmaps", "default", "tick", ""});
-  }
-  std::this_thread::sleep_for(1s);
   std::printf("  heap in use: %.1f MiB before the jobs, %.1f MiB with them, %.1f MiB after the teardown"
               " (and the Events' 5 s TTL)\n",
-              heap_before, heap_peak, heap_mib());
+              heap_before, heap_peak, heap_after_teardown(e));
+  // The same jobs again, on the same engine: a leak shows as a heap that keeps growing.
+  for (int c = 2; c <= cycles; ++c) {
+    auto again = e.system().spawn(running_counter, e.pods_watch(), std::string("bench-"));
+    for (auto& b : bodies)
+      cli->create({"kubeflow.org", "v1", "pytorchjobs", "default", "", ""}, b, [](expected<json::value>) {});
+    double up = seconds_until([&] { return count(e.system(), again).running >= want; }, 300s);
+    caf::anon_send_exit(again, caf::exit_reason::user_shutdown);
+    std::vector<std::string> same(names.begin(), names.begin() + jobs);
+    teardown(e, same, gpu);
+    std::printf("  cycle %d: all pods Running in %.2f s; heap after its teardown %.1f MiB\n", c, up,
+                heap_after_teardown(e));
+  }
   if (std::getenv("KOZMO_BENCH_COUNT_OBJECTS")) {
     for (const char* r : {"events", "pods", "services", "configmaps"}) {
       auto l = e.api()->list({"", "v1", r, "", "", ""});
@@ -454,7 +469,7 @@ int main(int argc, char** argv) {
   int idle = argc > 3 ? std::atoi(argv[3]) : 10000;
   bool gpu = argc > 4 && std::string(argv[4]) == "gpu";
   bool restart = false;
-  int urgent = 0, cordoned = 0;
+  int urgent = 0, cordoned = 0, cycles = 1;
   for (int i = 5; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "restart")
@@ -463,9 +478,11 @@ int main(int argc, char** argv) {
       urgent = std::atoi(a.c_str() + 8);
     else if (a.starts_with("cordon="))
       cordoned = std::atoi(a.c_str() + 7);
+    else if (a.starts_with("cycles="))
+      cycles = std::atoi(a.c_str() + 7);
   }
   if (jobs > 0)
-    throughput(jobs, nodes, gpu, restart, urgent, cordoned);
+    throughput(jobs, nodes, gpu, restart, urgent, cordoned, cycles);
   if (idle > 0)
     idle_memory(idle);
   return 0;
