@@ -1,9 +1,11 @@
 // Watch decoding throughput: typed decoding of pod watch events (k8s::decode_watch_event,
 // the watch actor's hot path) beside simdjson's raw parse of the same bytes.
 //
-// The stream is built the way kube-apiserver v1.20 writes pod events (shapes from
-// shared/reference/k8s-wire.md §6-7): managedFields, defaulted spec, container statuses in
-// every state, a BOOKMARK every 100 events. Target: typed decode >= 50% of the raw rate.
+// The stream is either recorded (--stream FILE: bench/data holds one from a real kube-apiserver
+// v1.20.2, made by bench/record_watch_stream.sh) or generated the way kube-apiserver v1.20
+// writes pod events (shapes from shared/reference/k8s-wire.md §6-7: defaulted spec, container
+// statuses in every state, a BOOKMARK every 100 events) but with a small managedFields. Target:
+// typed decode >= 50% of the raw rate on the recorded stream.
 #include "k8s/json/value.hpp"
 #include "k8s/model/watch.hpp"
 
@@ -95,19 +97,60 @@ std::size_t walk(simdjson::ondemand::value v) {
 
 } // namespace
 
-// Usage: watch_decode_bench [events] [rounds] [all|raw|ondemand|typed]; a single mode is for
-// profiling one path under callgrind.
+// Usage: watch_decode_bench [EVENTS] [ROUNDS] [all|raw|ondemand|typed]
+//        watch_decode_bench --stream FILE [ROUNDS] [all|raw|ondemand|typed]
+// The first form builds EVENTS events in kube-apiserver's shapes; the second replays a recorded
+// stream, one watch line per line (FILE ending in .xz is read through `xz -dc`; bench/data has
+// one recorded from kube-apiserver v1.20.2 by bench/record_watch_stream.sh). A single mode is
+// for profiling one path under callgrind.
 int main(int argc, char** argv) {
-  int events = argc > 1 ? std::atoi(argv[1]) : 20000;
-  int rounds = argc > 2 ? std::atoi(argv[2]) : 5;
-  std::string mode = argc > 3 ? argv[3] : "all";
+  std::vector<std::string> args(argv + 1, argv + argc);
+  std::string stream_file;
+  if (!args.empty() && args[0] == "--stream") {
+    if (args.size() < 2) {
+      std::fprintf(stderr, "watch_decode_bench: --stream needs a file\n");
+      return 2;
+    }
+    stream_file = args[1];
+    args.erase(args.begin(), args.begin() + 2);
+    args.insert(args.begin(), "0");
+  }
+  int events = args.size() > 0 ? std::atoi(args[0].c_str()) : 20000;
+  int rounds = args.size() > 1 ? std::atoi(args[1].c_str()) : 5;
+  std::string mode = args.size() > 2 ? args[2] : "all";
   bool run_raw = mode == "all" || mode == "raw";
   bool run_od = mode == "all" || mode == "ondemand";
   bool run_typed = mode == "all" || mode == "typed";
   std::mt19937 rng(42);
   std::vector<simdjson::padded_string> lines;
   std::size_t bytes = 0;
-  for (int i = 0; i < events; ++i) {
+  if (!stream_file.empty()) {
+    const bool xz = stream_file.size() > 3 && stream_file.compare(stream_file.size() - 3, 3, ".xz") == 0;
+    FILE* in = xz ? popen(("xz -dc '" + stream_file + "'").c_str(), "r") : std::fopen(stream_file.c_str(), "r");
+    if (!in) {
+      std::fprintf(stderr, "watch_decode_bench: cannot read %s\n", stream_file.c_str());
+      return 2;
+    }
+    std::string line;
+    for (int c; (c = std::fgetc(in)) != EOF;) {
+      if (c != '\n') {
+        line += static_cast<char>(c);
+        continue;
+      }
+      if (!line.empty()) {
+        bytes += line.size();
+        lines.emplace_back(line);
+      }
+      line.clear();
+    }
+    if (xz ? pclose(in) != 0 : std::fclose(in) != 0 || lines.empty()) {
+      std::fprintf(stderr, "watch_decode_bench: %s is unreadable or empty\n", stream_file.c_str());
+      return 2;
+    }
+    events = static_cast<int>(lines.size());
+    std::printf("recorded stream: %s\n", stream_file.c_str());
+  }
+  for (int i = 0; stream_file.empty() && i < events; ++i) {
     std::string l = (i % 100 == 99)
                         ? R"({"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":")" +
                               std::to_string(1000 + i) + R"(","creationTimestamp":null},"spec":{"containers":null},"status":{}}})"
