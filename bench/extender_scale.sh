@@ -21,7 +21,6 @@ conformance_init extender-scale
 conformance_find_tools "$REPO"
 conformance_make_rundir kozmo-extender-scale --show-logs extender.log kube-scheduler.log
 conformance_start_control_plane
-PKI=$RUNDIR/pki
 {
   echo "physicalCluster:"
   echo "  cellTypes:"
@@ -32,29 +31,8 @@ PKI=$RUNDIR/pki
   echo "  vc1:"
   echo "    virtualCells: [{cellType: V100-NODE, cellNumber: $NODES}]"
 } > "$RUNDIR/cluster.yaml"
-setsid "$EXTENDER" extender --config "$RUNDIR/cluster.yaml" --kubeconfig "$KC" --listen 127.0.0.1:0 \
-  >"$RUNDIR/extender.out" 2>"$RUNDIR/extender.log" </dev/null &
-echo "$(basename "$EXTENDER") $!" >>"$RUNDIR/pids"
-EXT_PORT=""
-for _ in $(seq 1 100); do
-  EXT_PORT=$(sed -n 's/^kozmo extender: listening on port \([0-9]*\)$/\1/p' "$RUNDIR/extender.out" 2>/dev/null)
-  [ -n "$EXT_PORT" ] && break
-  sleep 0.1
-done
-port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-for _ in $(seq 1 200); do p=$((20000 + (RANDOM * 32768 + RANDOM) % 12000)); port_in_use "$p" || { SCHED_PORT=$p; break; }; done
-sed -e "s|kubeconfig: \"\"|kubeconfig: $PKI/kube-scheduler.kubeconfig|" \
-  -e "s|http://127.0.0.1:30096/v1/extender|http://127.0.0.1:$EXT_PORT/v1/extender|" \
-  -e "s|leaderElect: true|leaderElect: false|" \
-  "$REPO/deploy/scheduler/kube-scheduler-config.yaml" >"$RUNDIR/kube-scheduler-config.yaml"
-skc=$PKI/kube-scheduler.kubeconfig
-setsid "$BIN/kube-scheduler" --config="$RUNDIR/kube-scheduler-config.yaml" \
-  --authentication-kubeconfig="$skc" --authorization-kubeconfig="$skc" \
-  --bind-address=127.0.0.1 --secure-port="$SCHED_PORT" --port=0 \
-  --tls-cert-file="$PKI/localhost-serving.crt" --tls-private-key-file="$PKI/localhost-serving.key" --v=1 \
-  >"$RUNDIR/kube-scheduler.log" 2>&1 </dev/null &
-echo "kube-scheduler $!" >>"$RUNDIR/pids"
-sleep 3
+conformance_start_extender "$EXTENDER" "$RUNDIR/cluster.yaml"
+conformance_start_kube_scheduler "$REPO"
 {
   for i in $(seq 0 $((NODES-1))); do cat <<EOF
 ---

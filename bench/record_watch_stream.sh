@@ -37,8 +37,24 @@ curl -sN --cacert "$K8S_CA_FILE" --cert "$K8S_ADMIN_CERT_FILE" --key "$K8S_ADMIN
   "$K8S_APISERVER/api/v1/pods?watch=true&allowWatchBookmarks=true" >"$RUNDIR/stream.jsonl" &
 CURL_PID=$!
 sleep 1
+replica() { # COUNT DURATION: a replica spec of the recorded jobs
+  cat <<EOF
+      replicas: $1
+      restartPolicy: OnFailure
+      template:
+        metadata:
+          annotations: {kozmo.io/sim-duration: "$2", kozmo.io/sim-pull-duration: "500ms"}
+        spec:
+          containers:
+          - name: pytorch
+            image: kubeflowkatib/pytorch-mnist:v1beta1-45c5727
+            command: [python3, /opt/pytorch-mnist/mnist.py, --epochs=1, --backend=nccl]
+            resources: {limits: {cpu: "1", memory: 2Gi}, requests: {cpu: "1", memory: 2Gi}}
+EOF
+}
 {
-  for i in $(seq 0 $((JOBS - 1))); do cat <<EOF
+  for i in $(seq 0 $((JOBS - 1))); do
+    cat <<EOF
 ---
 apiVersion: kubeflow.org/v1
 kind: PyTorchJob
@@ -48,29 +64,9 @@ spec:
   runPolicy: {cleanPodPolicy: None, backoffLimit: 3}
   pytorchReplicaSpecs:
     Master:
-      replicas: 1
-      restartPolicy: OnFailure
-      template:
-        metadata:
-          annotations: {kozmo.io/sim-duration: "$((5 + i % 7))s", kozmo.io/sim-pull-duration: "500ms"}
-        spec:
-          containers:
-          - name: pytorch
-            image: kubeflowkatib/pytorch-mnist:v1beta1-45c5727
-            command: [python3, /opt/pytorch-mnist/mnist.py, --epochs=1, --backend=nccl]
-            resources: {limits: {cpu: "1", memory: 2Gi}, requests: {cpu: "1", memory: 2Gi}}
+$(replica 1 "$((5 + i % 7))s")
     Worker:
-      replicas: 3
-      restartPolicy: OnFailure
-      template:
-        metadata:
-          annotations: {kozmo.io/sim-duration: "$((5 + i % 7))s", kozmo.io/sim-pull-duration: "500ms"}
-        spec:
-          containers:
-          - name: pytorch
-            image: kubeflowkatib/pytorch-mnist:v1beta1-45c5727
-            command: [python3, /opt/pytorch-mnist/mnist.py, --epochs=1, --backend=nccl]
-            resources: {limits: {cpu: "1", memory: 2Gi}, requests: {cpu: "1", memory: 2Gi}}
+$(replica 3 "$((5 + i % 7))s")
 EOF
   done
 } >"$RUNDIR/jobs.yaml"

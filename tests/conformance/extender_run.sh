@@ -25,63 +25,14 @@ conformance_make_rundir kozmo-extender-conformance --show-logs extender.log kube
 
 # ---- the control plane, without its own scheduler ----
 conformance_start_control_plane
-PKI=$RUNDIR/pki
 ok "kube-apiserver v1.20.2 is up"
 
-# ---- the extender (port 0: it prints the port it bound) ----
+# ---- the extender and kube-scheduler with the shipped configuration (lib.sh) ----
 cp "$HERE/extender-cluster.yaml" "$RUNDIR/extender-cluster.yaml"
-setsid "$EXTENDER" extender --config "$RUNDIR/extender-cluster.yaml" --kubeconfig "$KC" --listen 127.0.0.1:0 \
-  >"$RUNDIR/extender.out" 2>"$RUNDIR/extender.log" </dev/null &
-echo "$(basename "$EXTENDER") $!" >>"$RUNDIR/pids"
-EXTENDER_PID=$!
-EXT_PORT=""
-for _ in $(seq 1 100); do
-  EXT_PORT=$(sed -n 's/^kozmo extender: listening on port \([0-9]*\)$/\1/p' "$RUNDIR/extender.out" 2>/dev/null)
-  [ -n "$EXT_PORT" ] && break
-  kill -0 "$EXTENDER_PID" 2>/dev/null || break
-  sleep 0.1
-done
-if [ -z "$EXT_PORT" ]; then
-  bad "the extender starts" "$(tail -n 20 "$RUNDIR/extender.log")"
-  finish
-fi
+conformance_start_extender "$EXTENDER" "$RUNDIR/extender-cluster.yaml"
 if [ "$(curl -sS --max-time 5 "http://127.0.0.1:$EXT_PORT/healthz")" = ok ]; then ok "the extender answers /healthz on port $EXT_PORT"; else bad "the extender answers /healthz"; fi
-
-# ---- kube-scheduler with the extender ----
-port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-SCHED_PORT=""
-for _ in $(seq 1 200); do
-  p=$((20000 + (RANDOM * 32768 + RANDOM) % 12000))
-  port_in_use "$p" || { SCHED_PORT=$p; break; }
-done
-# The shipped configuration, pointed at this run's kubeconfig and extender port (and without
-# leader election: the kube-scheduler user may only hold the "kube-scheduler" lease).
-sed -e "s|kubeconfig: \"\"|kubeconfig: $PKI/kube-scheduler.kubeconfig|" \
-  -e "s|http://127.0.0.1:30096/v1/extender|http://127.0.0.1:$EXT_PORT/v1/extender|" \
-  -e "s|leaderElect: true|leaderElect: false|" \
-  "$REPO/deploy/scheduler/kube-scheduler-config.yaml" >"$RUNDIR/kube-scheduler-config.yaml"
-if ! grep -q "$EXT_PORT/v1/extender" "$RUNDIR/kube-scheduler-config.yaml" || ! grep -q "kubeconfig: $PKI" "$RUNDIR/kube-scheduler-config.yaml"; then
-  bad "deploy/scheduler/kube-scheduler-config.yaml can be pointed at this run" "$(cat "$RUNDIR/kube-scheduler-config.yaml")"
-  finish
-fi
-skc=$PKI/kube-scheduler.kubeconfig
-setsid "$BIN/kube-scheduler" --config="$RUNDIR/kube-scheduler-config.yaml" \
-  --authentication-kubeconfig="$skc" --authorization-kubeconfig="$skc" \
-  --bind-address=127.0.0.1 --secure-port="$SCHED_PORT" --port=0 \
-  --tls-cert-file="$PKI/localhost-serving.crt" --tls-private-key-file="$PKI/localhost-serving.key" --v=2 \
-  >"$RUNDIR/kube-scheduler.log" 2>&1 </dev/null &
-echo "kube-scheduler $!" >>"$RUNDIR/pids"
-SCHED_PID=$!
-healthy=0
-for _ in $(seq 1 100); do
-  if [ "$(curl -sS --max-time 2 --cacert "$PKI/ca.crt" "https://127.0.0.1:$SCHED_PORT/healthz" 2>/dev/null)" = ok ]; then healthy=1; break; fi
-  kill -0 "$SCHED_PID" 2>/dev/null || break
-  sleep 0.3
-done
-if ((healthy)); then ok "kube-scheduler v1.20.2 runs with the extender configuration"; else
-  bad "kube-scheduler starts with the extender configuration" "$(tail -n 20 "$RUNDIR/kube-scheduler.log")"
-  finish
-fi
+conformance_start_kube_scheduler "$REPO"
+ok "kube-scheduler v1.20.2 runs with the extender configuration"
 
 # ---- two 4-GPU nodes (no kubelet: status is written on create) ----
 gpu_node() {

@@ -10,6 +10,8 @@
 #                                             sets RUNDIR, the EXIT trap and the watchdog
 #   conformance_start_control_plane [start.sh flags]
 #                                             builds (if needed) and starts it; sets KC
+#   conformance_start_extender KOZMO CONFIG   (extender runs) sets EXT_PORT, EXTENDER_PID
+#   conformance_start_kube_scheduler REPO     (extender runs) kube-scheduler pointed at EXT_PORT
 # and uses ok/bad/log/finish, k (kubectl on KC), expect, expect_fail, within.
 # Env: KOZMO_CONFORMANCE_KEEP=1  keep the run directory (logs, PKI) for a look afterwards
 #      KOZMO_K8S_CACHE            the binaries' directory (default ~/.cache/kozmo/k8s-v1.20.2)
@@ -119,6 +121,69 @@ conformance_start_control_plane() {
 
 # k ARGS...: kubectl on the control plane (stderr included).
 k() { kubectl --kubeconfig "$KC" --cache-dir "$RUNDIR/kubectl-cache" --request-timeout=20s "$@" 2>&1; }
+
+# conformance_start_extender KOZMO CONFIG: `KOZMO extender --config CONFIG` on a free loopback
+#   port (it prints the port it bound), logging to RUNDIR/extender.log; sets EXT_PORT and
+#   EXTENDER_PID. A failed
+#   check and the end of the run when it does not start. stop.sh stops it at exit (RUNDIR/pids).
+conformance_start_extender() {
+  local exe=${1:?conformance_start_extender KOZMO CONFIG} config=${2:?conformance_start_extender KOZMO CONFIG} pid
+  setsid "$exe" extender --config "$config" --kubeconfig "$KC" --listen 127.0.0.1:0 \
+    >"$RUNDIR/extender.out" 2>"$RUNDIR/extender.log" </dev/null &
+  pid=$!
+  EXTENDER_PID=$pid
+  echo "$(basename "$exe") $pid" >>"$RUNDIR/pids"
+  EXT_PORT=""
+  for _ in $(seq 1 100); do
+    EXT_PORT=$(sed -n 's/^kozmo extender: listening on port \([0-9]*\)$/\1/p' "$RUNDIR/extender.out" 2>/dev/null)
+    [ -n "$EXT_PORT" ] && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if [ -z "$EXT_PORT" ]; then
+    bad "the extender starts" "$(tail -n 20 "$RUNDIR/extender.log")"
+    finish
+  fi
+}
+
+# conformance_start_kube_scheduler REPO: kube-scheduler v1.20.2 with REPO's shipped
+#   deploy/scheduler/kube-scheduler-config.yaml, pointed at this run's kubeconfig and EXT_PORT
+#   (and without leader election: the kube-scheduler user may only hold the "kube-scheduler"
+#   lease), on a free port, logging to RUNDIR/kube-scheduler.log; returns once it is healthy
+#   (a failed check and the end of the run otherwise).
+conformance_start_kube_scheduler() {
+  local repo=${1:?conformance_start_kube_scheduler REPO} pki=$RUNDIR/pki port="" p pid healthy=0
+  port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+  for _ in $(seq 1 200); do
+    p=$((20000 + (RANDOM * 32768 + RANDOM) % 12000))
+    port_in_use "$p" || { port=$p; break; }
+  done
+  sed -e "s|kubeconfig: \"\"|kubeconfig: $pki/kube-scheduler.kubeconfig|" \
+    -e "s|http://127.0.0.1:30096/v1/extender|http://127.0.0.1:$EXT_PORT/v1/extender|" \
+    -e "s|leaderElect: true|leaderElect: false|" \
+    "$repo/deploy/scheduler/kube-scheduler-config.yaml" >"$RUNDIR/kube-scheduler-config.yaml"
+  if ! grep -q "$EXT_PORT/v1/extender" "$RUNDIR/kube-scheduler-config.yaml" ||
+    ! grep -q "kubeconfig: $pki" "$RUNDIR/kube-scheduler-config.yaml"; then
+    bad "deploy/scheduler/kube-scheduler-config.yaml can be pointed at this run" "$(cat "$RUNDIR/kube-scheduler-config.yaml")"
+    finish
+  fi
+  setsid "$BIN/kube-scheduler" --config="$RUNDIR/kube-scheduler-config.yaml" \
+    --authentication-kubeconfig="$pki/kube-scheduler.kubeconfig" --authorization-kubeconfig="$pki/kube-scheduler.kubeconfig" \
+    --bind-address=127.0.0.1 --secure-port="$port" --port=0 \
+    --tls-cert-file="$pki/localhost-serving.crt" --tls-private-key-file="$pki/localhost-serving.key" --v=2 \
+    >"$RUNDIR/kube-scheduler.log" 2>&1 </dev/null &
+  pid=$!
+  echo "kube-scheduler $pid" >>"$RUNDIR/pids"
+  for _ in $(seq 1 100); do
+    if [ "$(curl -sS --max-time 2 --cacert "$pki/ca.crt" "https://127.0.0.1:$port/healthz" 2>/dev/null)" = ok ]; then healthy=1; break; fi
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.3
+  done
+  if ((!healthy)); then
+    bad "kube-scheduler starts with the extender configuration" "$(tail -n 20 "$RUNDIR/kube-scheduler.log")"
+    finish
+  fi
+}
 
 # within SECONDS NAME PATTERN CMD...: CMD's output matches PATTERN (grep -E) within SECONDS.
 within() {
