@@ -80,7 +80,7 @@ public:
   bool node_healthy(const std::string& node) const;
   // Re-dooms now (note 3). Cheap when nothing is bad.
   void refresh_doomed();
-  // Re-dooms if a health change since the last call asks for it (note 3).
+  // Re-dooms if a health change or a release since the last call asks for it (note 3).
   void settle() {
     if (doom_stale_) {
       doom_stale_ = false;
@@ -167,7 +167,7 @@ private:
   std::set<std::string, std::less<>> healthy_nodes_; // nodes whose last report was healthy
   bool health_reported_ = false;
   int bad_total_ = 0;
-  bool doom_stale_ = false; // a health change since the last refresh_doomed
+  bool doom_stale_ = false; // a health change or a release since the last refresh_doomed
 };
 
 } // namespace kozmo::scheduler

@@ -227,7 +227,6 @@ void scheduler_core::pod_bound(std::string_view uid) {
 
 std::vector<pod_decision> scheduler_core::schedule(std::int64_t now_ms) {
   auto& d = *impl_;
-  d.state.settle(); // node reports since the last round: doomed cells once for all of them
   // Groups with a pod still waiting for a decision, highest priority first, then oldest.
   std::vector<group_entry*> order;
   for (const auto& name : d.waiting) order.push_back(&d.groups.find(name)->second);
@@ -237,7 +236,8 @@ std::vector<pod_decision> scheduler_core::schedule(std::int64_t now_ms) {
   });
   std::vector<pod_decision> out;
   for (group_entry* g : order) {
-    d.state.settle(); // a preemption for the group before may have released cells
+    // Doomed cells worked out once for every node report and release since the last decision.
+    d.state.settle();
     const std::string reason = d.advance(*g, nullptr, now_ms);
     bool undecided = false;
     std::optional<std::string> group_part;
