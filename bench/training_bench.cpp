@@ -300,20 +300,15 @@ void throughput(int jobs, int nodes, bool gpu, bool restart, int urgent, int cor
   std::optional<clock::time_point> all_created, all_bound, most_running, all_running;
   auto last_progress = clock::now();
   {
-    caf::scoped_actor self{e.system()};
     // Until every pod runs, or nothing moved for 15 s once all are bound, or 300 s.
     while (!all_running && clock::now() < start + 300s && !(all_bound && clock::now() - last_progress > 15s)) {
       std::this_thread::sleep_for(20ms);
-      self->request(counter, 10s, count_atom::value)
-          .receive(
-              [&](std::uint64_t c, std::uint64_t b, std::uint64_t r, std::uint64_t) {
-                seen = c;
-                if (b != bound || r != running)
-                  last_progress = clock::now();
-                bound = b;
-                running = r;
-              },
-              [&](caf::error&) {});
+      const counts c = count(e.system(), counter);
+      seen = c.seen;
+      if (c.bound != bound || c.running != running)
+        last_progress = clock::now();
+      bound = c.bound;
+      running = c.running;
       auto now = clock::now();
       if (!all_created && seen >= want)
         all_created = now;
