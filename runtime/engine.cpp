@@ -16,8 +16,6 @@
 #include "runtime/demo.hpp"
 
 #include <caf/all.hpp>
-#include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <future>
 #include <shared_mutex>
@@ -138,16 +136,8 @@ struct engine::impl {
       ccfg.burst = 4000;
     } else if (!opts.server_url.empty()) {
       ccfg.server = opts.server_url;
-    } else if (opts.kubeconfig.empty() && std::getenv("KUBERNETES_SERVICE_HOST") &&
-               !std::filesystem::exists(client::default_kubeconfig_path())) {
-      // Inside a pod with no kubeconfig: the service account, as client-go does.
-      auto loaded = client::in_cluster_config();
-      if (!loaded)
-        return loaded.err();
-      ccfg = *loaded;
     } else {
-      auto path = opts.kubeconfig.empty() ? client::default_kubeconfig_path() : opts.kubeconfig;
-      auto loaded = client::load_kubeconfig(path);
+      auto loaded = client::discover_config(opts.kubeconfig);
       if (!loaded)
         return loaded.err();
       ccfg = *loaded;

@@ -1,37 +1,19 @@
 #include "runtime/local_mode.hpp"
 
-#include "actors/extender/run_extender.hpp"
-
 #include "runtime/engine.hpp"
 #include "runtime/hived_shape.hpp"
 #include "runtime/logging.hpp"
+#include "runtime/signals.hpp"
 
 #include <spdlog/spdlog.h>
 
-#include <csignal>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <sstream>
 
 namespace kozmo::runtime {
 namespace {
-
-// Blocks SIGINT/SIGTERM in every thread started from here on, so that `wait_for_signal`
-// (sigwait on the main thread) is the one place that receives them.
-sigset_t block_shutdown_signals() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  return set;
-}
-
-int wait_for_signal(const sigset_t& set) {
-  int sig = 0;
-  sigwait(&set, &sig);
-  return sig;
-}
 
 status write_kubeconfig(const std::string& path, const std::string& url) {
   std::ofstream out(path);
@@ -103,16 +85,34 @@ expected<kubelet::cluster_shape> load_shape(const std::string& file, int nodes, 
   return std::move(cluster->shape);
 }
 
-} // namespace
-
-// Sets up logging and reports a bad flag the same way for every sub-command.
-bool start_logging(const std::string& level) {
-  if (auto st = setup_logging(level); !st) {
-    std::cerr << "kozmo: " << st.err().message << "\n";
-    return false;
-  }
-  return true;
+engine_options embedded_server(std::uint16_t port, const std::string& data_dir, std::int64_t event_ttl_seconds) {
+  engine_options eo;
+  eo.embedded_apiserver = true;
+  eo.port = port;
+  eo.data_dir = data_dir;
+  eo.event_ttl_seconds = event_ttl_seconds;
+  return eo;
 }
+
+// The life of every engine-backed sub-command: start, say what runs (a non-zero answer from
+// `started` is the exit code), wait for SIGINT/SIGTERM, stop. A failed start prints why and
+// exits with `start_failure`.
+int run_engine(engine& e, const shutdown_signals& signals, int start_failure, const std::function<int()>& started,
+               const std::function<void(int)>& stopping = {}) {
+  if (auto st = e.start(); !st) {
+    std::cerr << "kozmo: " << st.err().message << "\n";
+    return start_failure;
+  }
+  if (int rc = started(); rc != 0)
+    return rc;
+  int sig = signals.wait();
+  if (stopping)
+    stopping(sig);
+  e.stop();
+  return 0;
+}
+
+} // namespace
 
 int run_local(const local_options& opts) {
   if (!start_logging(opts.log_level))
@@ -123,48 +123,42 @@ int run_local(const local_options& opts) {
     return 2;
   }
   const auto* shape = &cluster->shape;
-  auto signals = block_shutdown_signals();
-  engine_options eo;
-  eo.embedded_apiserver = true;
-  eo.port = opts.port;
-  eo.data_dir = opts.data_dir;
-  eo.event_ttl_seconds = opts.event_ttl_seconds;
+  shutdown_signals signals;
+  auto eo = embedded_server(opts.port, opts.data_dir, opts.event_ttl_seconds);
   eo.nodes = *shape;
   eo.binder = true;
   eo.scheduler_config = cluster->hived_config;
   eo.demo = opts.demo;
   eo.training = true; // PyTorchJob, TFJob, MPIJob, Caffe2Job; their CRDs are installed at start
   engine e(eo);
-  if (auto st = e.start(); !st) {
-    std::cerr << "kozmo: " << st.err().message << "\n";
-    return 1;
-  }
-  std::string url = e.url();
-  if (!opts.write_kubeconfig.empty()) {
-    if (auto st = write_kubeconfig(opts.write_kubeconfig, url); !st) {
-      std::cerr << "kozmo: " << st.err().message << "\n";
-      return 2;
+  auto announce = [&]() -> int {
+    std::string url = e.url();
+    if (!opts.write_kubeconfig.empty()) {
+      if (auto st = write_kubeconfig(opts.write_kubeconfig, url); !st) {
+        std::cerr << "kozmo: " << st.err().message << "\n";
+        return 2;
+      }
     }
-  }
-  std::cout << "kozmo local: API server at " << url << "\n";
-  if (!opts.write_kubeconfig.empty())
-    std::cout << "kozmo local: kubectl --kubeconfig " << opts.write_kubeconfig << " get nodes\n";
-  else
-    std::cout << "kozmo local: kubectl --server " << url << " get nodes\n";
-  int gpus = 0;
-  for (const auto& n : shape->nodes)
-    gpus += n.gpus;
-  std::cout << "kozmo local: GPU scheduler for schedulerName: " << eo.scheduler_name << " ("
-            << (cluster->derived ? "configuration derived from the cluster shape" : "HiveD configuration " +
-                                                                                      opts.cluster_file)
-            << "), inspect at " << url << "/v1/inspect/clusterstatus\n";
-  std::cout << "kozmo local: " << shape->nodes.size() << " simulated node(s), " << gpus
-            << " GPU(s); Ctrl-C stops\n" << std::flush;
-  int sig = wait_for_signal(signals);
-  std::cout << "\nkozmo local: " << (sig == SIGINT ? "interrupted" : "terminated") << ", shutting down\n"
-            << std::flush;
-  e.stop();
-  return 0;
+    std::cout << "kozmo local: API server at " << url << "\n";
+    if (!opts.write_kubeconfig.empty())
+      std::cout << "kozmo local: kubectl --kubeconfig " << opts.write_kubeconfig << " get nodes\n";
+    else
+      std::cout << "kozmo local: kubectl --server " << url << " get nodes\n";
+    int gpus = 0;
+    for (const auto& n : shape->nodes)
+      gpus += n.gpus;
+    std::cout << "kozmo local: GPU scheduler for schedulerName: " << eo.scheduler_name << " ("
+              << (cluster->derived ? "configuration derived from the cluster shape"
+                                   : "HiveD configuration " + opts.cluster_file)
+              << "), inspect at " << url << "/v1/inspect/clusterstatus\n";
+    std::cout << "kozmo local: " << shape->nodes.size() << " simulated node(s), " << gpus << " GPU(s); Ctrl-C stops\n"
+              << std::flush;
+    return 0;
+  };
+  return run_engine(e, signals, 1, announce, [](int sig) {
+    std::cout << "\nkozmo local: " << (sig == SIGINT ? "interrupted" : "terminated") << ", shutting down\n"
+              << std::flush;
+  });
 }
 
 int run_kubelet(const kubelet_options& opts) {
@@ -175,7 +169,7 @@ int run_kubelet(const kubelet_options& opts) {
     std::cerr << "kozmo: " << shape.err().message << "\n";
     return 2;
   }
-  auto signals = block_shutdown_signals();
+  shutdown_signals signals;
   engine_options eo;
   eo.kubeconfig = opts.kubeconfig;
   eo.nodes = *shape;
@@ -183,51 +177,22 @@ int run_kubelet(const kubelet_options& opts) {
   eo.client_qps = opts.kube_api_qps;
   eo.client_burst = opts.kube_api_burst;
   engine e(eo);
-  if (auto st = e.start(); !st) {
-    std::cerr << "kozmo: " << st.err().message << "\n";
-    return 2;
-  }
-  spdlog::info("kubelet simulating {} node(s) against {}", shape->nodes.size(), e.url());
-  wait_for_signal(signals);
-  e.stop();
-  return 0;
+  return run_engine(e, signals, 2, [&] {
+    spdlog::info("kubelet simulating {} node(s) against {}", shape->nodes.size(), e.url());
+    return 0;
+  });
 }
 
 int run_apiserver(const apiserver_options& opts) {
   if (!start_logging(opts.log_level))
     return 2;
-  auto signals = block_shutdown_signals();
-  engine_options eo;
-  eo.embedded_apiserver = true;
-  eo.port = opts.port;
-  eo.data_dir = opts.data_dir;
-  eo.event_ttl_seconds = opts.event_ttl_seconds;
+  shutdown_signals signals;
+  auto eo = embedded_server(opts.port, opts.data_dir, opts.event_ttl_seconds);
   engine e(eo);
-  if (auto st = e.start(); !st) {
-    std::cerr << "kozmo: " << st.err().message << "\n";
-    return 1;
-  }
-  std::cout << "kozmo apiserver: serving at " << e.url() << "\n" << std::flush;
-  wait_for_signal(signals);
-  e.stop();
-  return 0;
-}
-
-int run_extender(const extender_cli_options& opts) {
-  if (!start_logging(opts.log_level))
-    return 2;
-  extender::extender_options eo;
-  eo.config_path = opts.config;
-  eo.kubeconfig = opts.kubeconfig;
-  eo.listen = opts.listen;
-  if (opts.kube_api_qps > 0)
-    eo.qps = opts.kube_api_qps;
-  if (opts.kube_api_burst > 0)
-    eo.burst = opts.kube_api_burst;
-  eo.on_listening = [](unsigned short port) {
-    std::cout << "kozmo extender: listening on port " << port << "\n" << std::flush;
-  };
-  return extender::run_extender(eo);
+  return run_engine(e, signals, 1, [&] {
+    std::cout << "kozmo apiserver: serving at " << e.url() << "\n" << std::flush;
+    return 0;
+  });
 }
 
 } // namespace kozmo::runtime

@@ -10,7 +10,7 @@ namespace kozmo::runtime {
 int run_local(const local_options& opts);
 int run_kubelet(const kubelet_options& opts);
 int run_apiserver(const apiserver_options& opts);
-// `kozmo extender`: kube-scheduler's extender (actors/extender/run_extender.hpp).
+// `kozmo extender`: kube-scheduler's extender in its own process (extender_mode.cpp).
 int run_extender(const extender_cli_options& opts);
 
 } // namespace kozmo::runtime

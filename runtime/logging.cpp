@@ -3,6 +3,8 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <iostream>
+
 namespace kozmo::runtime {
 
 status setup_logging(const std::string& level) {
@@ -14,6 +16,14 @@ status setup_logging(const std::string& level) {
   spdlog::set_default_logger(logger);
   spdlog::set_level(lvl);
   return ok;
+}
+
+bool start_logging(const std::string& level) {
+  if (auto st = setup_logging(level); !st) {
+    std::cerr << "kozmo: " << st.err().message << "\n";
+    return false;
+  }
+  return true;
 }
 
 } // namespace kozmo::runtime

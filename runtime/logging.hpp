@@ -10,4 +10,8 @@ namespace kozmo::runtime {
 // "trace", "debug", "info", "warn", "error"; anything else is an error naming the choices.
 status setup_logging(const std::string& level);
 
+// setup_logging for a sub-command: a bad --log-level is printed to stderr ("kozmo: ...") and
+// false returned (the caller exits 2).
+bool start_logging(const std::string& level);
+
 } // namespace kozmo::runtime

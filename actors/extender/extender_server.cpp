@@ -2,6 +2,7 @@
 // hand-off of each request to the backend and of its answer back to the io thread.
 #include "actors/extender/extender_server.hpp"
 
+#include "k8s/url.hpp"
 #include "runtime/metrics/metrics.hpp"
 
 #include <utility>
@@ -15,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include <atomic>
+#include <charconv>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -31,26 +33,6 @@ using tcp = net::ip::tcp;
 // ---- routing (pure) ------------------------------------------------------------------------
 
 namespace {
-
-std::string percent_decode(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  auto hex = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
-      out.push_back(static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2])));
-      i += 2;
-    } else {
-      out.push_back(s[i]);
-    }
-  }
-  return out;
-}
 
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
@@ -73,7 +55,7 @@ route route_of(std::string_view method, std::string_view target) {
   constexpr std::string_view status = "/v1/inspect/clusterstatus";
   constexpr std::string_view vcs = "/v1/inspect/clusterstatus/virtualclusters";
   auto inspect = [&](inspect_kind kind, std::string_view name = {}) {
-    r.query = {kind, percent_decode(name)};
+    r.query = {kind, url::decode(name)};
     return want(route_kind::inspect, "GET");
   };
   if (path == groups || path == std::string(groups) + "/") return inspect(inspect_kind::affinity_groups);
@@ -90,6 +72,19 @@ route route_of(std::string_view method, std::string_view target) {
   }
   r.kind = route_kind::not_found;
   return r;
+}
+
+expected<std::pair<std::string, unsigned short>> parse_listen(std::string_view text) {
+  auto colon = text.rfind(':');
+  if (colon == std::string_view::npos) return error{"listen address '" + std::string(text) + "' is not host:port"};
+  auto host = std::string(text.substr(0, colon));
+  auto port_text = text.substr(colon + 1);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  unsigned port = 0;
+  auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (ec != std::errc() || end != port_text.data() + port_text.size() || port > 65535 || port_text.empty())
+    return error{"listen address '" + std::string(text) + "' has no valid port"};
+  return std::make_pair(host.empty() ? std::string("0.0.0.0") : host, static_cast<unsigned short>(port));
 }
 
 // ---- the server ------------------------------------------------------------------------------

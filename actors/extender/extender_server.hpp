@@ -24,6 +24,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace kozmo::extender {
 
@@ -44,6 +45,9 @@ struct route {
   inspect_query query; // for inspect
 };
 route route_of(std::string_view method, std::string_view target);
+
+// "127.0.0.1:30096", ":30096", "0.0.0.0:0" -> (address, port); an empty host means 0.0.0.0.
+expected<std::pair<std::string, unsigned short>> parse_listen(std::string_view text);
 
 class extender_server {
 public:

@@ -1,22 +1,13 @@
 #include "k8s/apiserver/request_util.hpp"
 
 #include "k8s/json/value.hpp"
+#include "k8s/url.hpp"
 
 #include <algorithm>
 #include <cctype>
 
 namespace kozmo::apiserver {
 namespace {
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
 
 std::string trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
@@ -50,40 +41,6 @@ constexpr std::string_view b64_url = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop
 
 } // namespace
 
-std::string url_decode(std::string_view s, bool plus_is_space) {
-  std::string out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    if (c == '%' && i + 2 < s.size()) {
-      int hi = hex_value(s[i + 1]);
-      int lo = hex_value(s[i + 2]);
-      if (hi >= 0 && lo >= 0) {
-        out += static_cast<char>(hi * 16 + lo);
-        i += 2;
-        continue;
-      }
-    }
-    out += (plus_is_space && c == '+') ? ' ' : c;
-  }
-  return out;
-}
-
-std::string url_encode(std::string_view s) {
-  static constexpr char hex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
-}
-
 bool parsed_target::flag(const std::string& name) const {
   auto it = query.find(name);
   if (it == query.end())
@@ -96,17 +53,17 @@ parsed_target parse_target(std::string_view target) {
   parsed_target t;
   auto q = target.find('?');
   std::string_view path = target.substr(0, q);
-  t.path = url_decode(path, false);
+  t.path = url::decode(path, false);
   for (auto seg : split(path, '/'))
     if (!seg.empty())
-      t.segments.push_back(url_decode(seg, false));
+      t.segments.push_back(url::decode(seg, false));
   if (q != std::string_view::npos) {
     for (auto part : split(target.substr(q + 1), '&')) {
       if (part.empty())
         continue;
       auto eq = part.find('=');
-      std::string key = url_decode(part.substr(0, eq), true);
-      std::string value = eq == std::string_view::npos ? std::string() : url_decode(part.substr(eq + 1), true);
+      std::string key = url::decode(part.substr(0, eq), true);
+      std::string value = eq == std::string_view::npos ? std::string() : url::decode(part.substr(eq + 1), true);
       t.query[key] = value;
     }
   }

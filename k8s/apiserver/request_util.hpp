@@ -13,10 +13,6 @@
 
 namespace kozmo::apiserver {
 
-// Percent-decoding; `plus_is_space` for query strings (kubectl sends "a+in+%28b%2Cc%29").
-std::string url_decode(std::string_view s, bool plus_is_space);
-std::string url_encode(std::string_view s);
-
 struct parsed_target {
   std::string path;                            // decoded path, no query
   std::vector<std::string> segments;           // path split on '/', empty ones dropped

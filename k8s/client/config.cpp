@@ -198,6 +198,16 @@ std::string default_kubeconfig_path() {
   return {};
 }
 
+expected<config> discover_config(const std::string& explicit_path) {
+  if (!explicit_path.empty()) return load_kubeconfig(explicit_path);
+  auto fallback = default_kubeconfig_path();
+  std::error_code ec;
+  bool have_file = !fallback.empty() && fs::exists(fallback, ec);
+  if (!have_file && std::getenv("KUBERNETES_SERVICE_HOST")) return in_cluster_config();
+  if (fallback.empty()) return error{"no kubeconfig: pass --kubeconfig or set KUBECONFIG"};
+  return load_kubeconfig(fallback);
+}
+
 expected<config> in_cluster_config(const std::string& sa_dir) {
   const char* host = std::getenv("KUBERNETES_SERVICE_HOST");
   const char* port = std::getenv("KUBERNETES_SERVICE_PORT");

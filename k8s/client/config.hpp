@@ -62,6 +62,11 @@ expected<config> load_kubeconfig(const std::string& path, const std::string& con
 // files are not merged), else $HOME/.kube/config. Empty when neither variable gives a path.
 std::string default_kubeconfig_path();
 
+// The cluster to talk to, found as kubectl and client-go find it: `explicit_path` when given,
+// else the file default_kubeconfig_path() names, else (inside a pod, when that file does not
+// exist) the service account. The one place every sub-command chooses its cluster.
+expected<config> discover_config(const std::string& explicit_path = "");
+
 // Configuration from inside a pod: KUBERNETES_SERVICE_HOST/PORT and the mounted service
 // account token, CA and namespace.
 expected<config> in_cluster_config(

@@ -1,5 +1,7 @@
 #include "k8s/client/paths.hpp"
 
+#include "k8s/url.hpp"
+
 namespace kozmo::client {
 
 std::string api_prefix(std::string_view group, std::string_view version) {
@@ -38,29 +40,11 @@ std::string resource_path(const resource_ref& ref) {
   return out;
 }
 
-std::string query_escape(std::string_view s) {
-  static constexpr char hex[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(s.size());
-  for (unsigned char c : s) {
-    bool unreserved = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                      c == '-' || c == '.' || c == '_' || c == '~';
-    if (unreserved) {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += hex[c >> 4];
-      out += hex[c & 0xf];
-    }
-  }
-  return out;
-}
-
 query_builder& query_builder::add(std::string_view key, std::string_view value) {
   q_ += q_.empty() ? '?' : '&';
   q_ += key;
   q_ += '=';
-  q_ += query_escape(value);
+  q_ += url::encode(value);
   return *this;
 }
 

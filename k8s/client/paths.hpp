@@ -19,9 +19,6 @@ std::string resource_path(const resource_ref& ref);
 // The path of the collection `ref` belongs to (name and subresource dropped).
 std::string collection_path(const resource_ref& ref);
 
-// Percent-encodes a query value: everything but RFC 3986 unreserved characters.
-std::string query_escape(std::string_view s);
-
 // Builds "?a=b&c=d" step by step; empty when nothing was added.
 class query_builder {
 public:
