@@ -12,7 +12,7 @@
 #include "k8s/apiserver/server.hpp"
 #include "k8s/client/client.hpp"
 #include "messages/scheduler_messages.hpp"
-#include "runtime/metrics/metrics.hpp"
+#include "k8s/metrics/registry.hpp"
 #include "runtime/demo.hpp"
 
 #include <caf/all.hpp>

@@ -2,7 +2,7 @@
 
 #include "k8s/model/make_event.hpp"
 #include "messages/scheduler_messages.hpp"
-#include "runtime/metrics/metrics.hpp"
+#include "k8s/metrics/registry.hpp"
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -39,6 +39,23 @@ struct cellgroup_state {
 
 using cellgroup_actor = caf::stateful_actor<cellgroup_state>;
 
+// kozmo_cellgroup_binds_total{outcome="succeeded"|"failed"}, registered at start-up.
+struct bind_metrics {
+  metrics::counter succeeded;
+  metrics::counter failed;
+  bind_metrics() {
+    auto f = metrics::counters("kozmo_cellgroup_binds_total",
+                               "Pod bindings written by cellgroup actors, by outcome (failed: given up)");
+    succeeded = f.series({{"outcome", "succeeded"}});
+    failed = f.series({{"outcome", "failed"}});
+  }
+};
+const bind_metrics& binds() {
+  static const bind_metrics* m = new bind_metrics;
+  return *m;
+}
+[[maybe_unused]] const bool binds_registered = (binds(), true);
+
 std::string join(const std::vector<int>& v) {
   std::string s;
   for (std::size_t i = 0; i < v.size(); ++i)
@@ -71,7 +88,7 @@ void mark_bound(cellgroup_actor* self, tracked& t) {
   post_event(self, b, "Normal", "Scheduled",
              "Successfully assigned " + b.ns + "/" + b.name + " to " + b.node + " with GPUs " + join(b.leaf_indices));
   self->send(self->state.scheduler, group_pod_bound{b.group, b.uid, b.node});
-  metrics::bind_done(true);
+  binds().succeeded.inc();
   settle(t, 0, "");
 }
 
@@ -82,7 +99,7 @@ void fail_permanently(cellgroup_actor* self, const std::string& uid, const std::
   auto& b = it->second.bind;
   spdlog::warn("cellgroup group={} pod={}/{} bind to node={} given up: {}", b.group, b.ns, b.name, b.node, reason);
   self->send(self->state.scheduler, group_bind_failed{b.group, uid, reason});
-  metrics::bind_done(false);
+  binds().failed.inc();
   settle(it->second, 500, reason);
   self->state.pods.erase(it);
 }

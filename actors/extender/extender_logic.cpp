@@ -1,6 +1,7 @@
 #include "actors/extender/extender_logic.hpp"
 
 #include "actors/scheduler/pod_scheduling_spec.hpp"
+#include "actors/scheduler/scheduler_metrics.hpp"
 
 #include <chrono>
 
@@ -120,6 +121,7 @@ filter_outcome extender_logic::filter(const filter_args& args, std::int64_t now_
     return out;
   }
   auto decision = core_.schedule_one(uid, args.node_names, now_ms);
+  scheduler::count_decision(decision.kind);
   switch (decision.kind) {
   case decision_kind::bind:
     out.result.node_names = {decision.node};

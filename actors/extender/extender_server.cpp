@@ -3,7 +3,7 @@
 #include "actors/extender/extender_server.hpp"
 
 #include "k8s/url.hpp"
-#include "runtime/metrics/metrics.hpp"
+#include "k8s/metrics/registry.hpp"
 
 #include <utility>
 

@@ -5,7 +5,7 @@
 //   GET  /v1/inspect/affinitygroups/[{name}]         HiveD's inspect views (JSON)
 //   GET  /v1/inspect/clusterstatus[/physicalcluster | /virtualclusters/[{vc}]]
 //   GET  /healthz                                    "ok"
-//   GET  /metrics                                    Prometheus text (runtime/metrics/metrics.hpp)
+//   GET  /metrics                                    Prometheus text (k8s/metrics/registry.hpp)
 //
 // Errors are HiveD's {"code": N, "message": "..."} with that HTTP status: 400 for a body that
 // cannot be read, 404 for an unknown path, 405 for a wrong method, 413 for a body over the

@@ -7,7 +7,7 @@
 #include "messages/atoms.hpp"
 #include "messages/scheduler_messages.hpp"
 #include "messages/watch_messages.hpp"
-#include "runtime/metrics/metrics.hpp"
+#include "actors/scheduler/scheduler_metrics.hpp"
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -326,21 +326,9 @@ void apply_node(scheduler_actor* self, watch::event_type type, const k8s::node& 
 
 // ---- decisions ---------------------------------------------------------------------------
 
-metrics::decision metric_of(decision_kind k) {
-  switch (k) {
-  case decision_kind::bind:
-    return metrics::decision::bind;
-  case decision_kind::preempt:
-    return metrics::decision::preempt;
-  case decision_kind::wait:
-    break;
-  }
-  return metrics::decision::wait;
-}
-
 void act(scheduler_actor* self, const pod_decision& d) {
   auto& st = self->state;
-  metrics::scheduler_decision(metric_of(d.kind));
+  count_decision(d.kind);
   switch (d.kind) {
   case decision_kind::bind:
     st.wait_reason.erase(d.pod.uid);
@@ -367,11 +355,11 @@ void pass(scheduler_actor* self) {
     return;
   auto started = std::chrono::steady_clock::now();
   auto decisions = st.core->schedule(now_ms());
-  metrics::scheduler_round(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  observe_round(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   for (const auto& d : decisions)
     act(self, d);
-  metrics::scheduler_pods_waiting(st.wait_reason.size());
-  metrics::scheduler_groups_allocated(st.cellgroups.size());
+  set_pods_waiting(st.wait_reason.size());
+  set_groups_allocated(st.cellgroups.size());
 }
 
 // Both watches have listed: account for the bound pods first, then queue the waiting ones.
@@ -470,7 +458,7 @@ filter_reply on_filter(scheduler_actor* self, const filter_request& req) {
     return out;
   }
   auto d = st.core->schedule_one(req.pod.uid, req.nodes, now_ms());
-  metrics::scheduler_decision(metric_of(d.kind));
+  count_decision(d.kind);
   switch (d.kind) {
   case decision_kind::bind:
     out.nodes.push_back(d.node);

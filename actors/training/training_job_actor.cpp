@@ -1,12 +1,12 @@
 #include "actors/training/training_job_actor.hpp"
 
 #include "actors/training/reconcile.hpp"
+#include "actors/training/training_metrics.hpp"
 #include "k8s/client/client.hpp"
 #include "k8s/model/codec.hpp"
 #include "k8s/model/make_event.hpp"
 #include "messages/atoms.hpp"
 #include "messages/watch_messages.hpp"
-#include "runtime/metrics/metrics.hpp"
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -312,7 +312,7 @@ void note_success(job_actor* self, const action& a, const json::value& answer) {
   auto& st = self->state;
   if (const auto* c = std::get_if<create_object>(&a)) {
     if (c->resource == "pods") {
-      metrics::training_pod_created();
+      count_pod_created();
       if (auto p = k8s::from_json<k8s::pod>(answer))
         upsert(st.pods, std::make_shared<const k8s::pod>(std::move(*p)));
     } else if (c->resource == "services") {
@@ -339,7 +339,7 @@ void count_outcome(const execution& ex, const k8s::custom_object& after) {
     return;
   auto now = status_of(after);
   if (is_finished(now))
-    metrics::training_job_finished(is_succeeded(now));
+    count_job_finished(is_succeeded(now));
 }
 
 void on_done(job_actor* self, action_done& msg) {

@@ -4,7 +4,7 @@
 #include "k8s/client/detail/client_impl.hpp"
 
 #include "k8s/client/status_error.hpp"
-#include "runtime/metrics/metrics.hpp"
+#include "k8s/client/client_metrics.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
@@ -294,7 +294,7 @@ net::awaitable<expected<response>> client_impl::perform(const request& req) {
       attempted = co_await attempt(req);
     }
     auto& out = *attempted;
-    metrics::client_request(req.method, out.resp ? out.resp->status : 0);
+    count_request(req.method, out.resp ? out.resp->status : 0);
     attempt_failure failure;
     std::optional<error> err;
     if (out.resp) {

@@ -1,0 +1,80 @@
+// Kozmo's Prometheus metrics: one process-wide registry, served as text at GET /metrics by the
+// embedded API server (`kozmo local`) and by the extender. Each area owns its families and
+// registers them itself (k8s/client/client_metrics.cpp, actors/<area>/<area>_metrics.cpp);
+// this header knows none of them.
+//
+//   // in an area's metrics file, once:
+//   const auto binds = metrics::counters("kozmo_cellgroup_binds_total", "Pod bindings ...");
+//   metrics::counter succeeded = binds.series({{"outcome", "succeeded"}});
+//   // on the hot path: an atomic add, no lookup by name
+//   succeeded.inc();
+//   std::string text = metrics::render(); // Prometheus text exposition, format 0.0.4
+//
+// Handles are cheap to copy and never dangle (the registry lives as long as the process).
+// prometheus-cpp stays inside registry.cpp; built with -Dmetrics=disabled every handle does
+// nothing and render() returns "".
+#pragma once
+
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace kozmo::metrics {
+
+// The Content-Type of render()'s text.
+inline constexpr const char* content_type = "text/plain; version=0.0.4; charset=utf-8";
+
+// False when built without prometheus-cpp.
+bool enabled();
+
+// The text exposition of every family registered so far.
+std::string render();
+
+using labels = std::initializer_list<std::pair<std::string_view, std::string_view>>;
+
+class counter {
+public:
+  void inc(double by = 1) const;
+
+private:
+  friend class counter_family;
+  void* series_ = nullptr;
+};
+
+class gauge {
+public:
+  void set(double value) const;
+
+private:
+  friend gauge add_gauge(std::string_view, std::string_view);
+  void* series_ = nullptr;
+};
+
+class histogram {
+public:
+  void observe(double value) const;
+
+private:
+  friend histogram add_histogram(std::string_view, std::string_view, std::vector<double>);
+  void* series_ = nullptr;
+};
+
+class counter_family {
+public:
+  // The series with these label values (created at zero on the first call).
+  counter series(labels values) const;
+
+private:
+  friend counter_family counters(std::string_view, std::string_view);
+  void* family_ = nullptr;
+};
+
+// Registers a family; registering a name twice returns the same family.
+counter_family counters(std::string_view name, std::string_view help);
+// A gauge or histogram without labels.
+gauge add_gauge(std::string_view name, std::string_view help);
+histogram add_histogram(std::string_view name, std::string_view help, std::vector<double> bucket_bounds);
+
+} // namespace kozmo::metrics
