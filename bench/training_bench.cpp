@@ -25,6 +25,7 @@
 // The figure is the growth of the allocator's in-use bytes (mallinfo2().uordblks) across the
 // spawn, divided by N; the RSS growth is printed beside it. Both include CAF's per-actor cost
 // (actor control block, mailbox, behavior) and the actor's own state.
+#include "actors/controller/executor_actor.hpp"
 #include "actors/training/training_job_actor.hpp"
 #include "actors/watch/object_traits.hpp"
 #include "actors/watch/watch_actor.hpp"
@@ -401,6 +402,9 @@ void idle_memory(int actors) {
   ccfg.server = "http://127.0.0.1:1"; // never called: every job is managed elsewhere
   jcfg->cli = std::make_shared<client::client>(ccfg);
   std::shared_ptr<const training::job_actor_config> shared_cfg = jcfg;
+  // Every job is managed elsewhere (skipped): the executor is never asked for anything.
+  controller::child_tools tools{controller::spawn_executor(sys, jcfg->cli, nullptr), nullptr,
+                                controller::real_clock()};
 
   // Objects first (they belong to the watch caches, not to the actors).
   std::vector<std::shared_ptr<const k8s::custom_object>> jobs;
@@ -438,7 +442,7 @@ void idle_memory(int actors) {
   std::vector<caf::actor> spawned;
   spawned.reserve(actors);
   for (int i = 0; i < actors; ++i) {
-    auto a = training::spawn_training_job(sys, nullptr, shared_cfg, jobs[i]);
+    auto a = training::spawn_training_job(sys, nullptr, shared_cfg, tools, jobs[i]);
     for (auto& p : pods[i])
       caf::anon_send(a, object_event<k8s::pod>{watch::event_type::added, p, nullptr});
     for (auto& s : services[i])
@@ -454,6 +458,7 @@ void idle_memory(int actors) {
   for (auto& a : spawned)
     caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   spawned.clear();
+  caf::anon_send_exit(tools.executor, caf::exit_reason::user_shutdown);
 }
 
 } // namespace

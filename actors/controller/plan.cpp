@@ -1,0 +1,28 @@
+#include "actors/controller/plan.hpp"
+
+namespace kozmo::controller {
+
+std::string describe(const step& s) {
+  return std::visit(
+      [](const auto& st) -> std::string {
+        using S = std::decay_t<decltype(st)>;
+        auto target = [](const client::resource_ref& r, const std::string& name) {
+          return r.resource + (r.subresource.empty() ? "" : "/" + r.subresource) + " " + name;
+        };
+        if constexpr (std::is_same_v<S, create_step>) {
+          const auto* meta = st.object.find("metadata");
+          return "create " + target(st.where, meta ? meta->get_string("name") : std::string());
+        } else if constexpr (std::is_same_v<S, patch_step>) {
+          return "patch " + target(st.ref, st.ref.name);
+        } else if constexpr (std::is_same_v<S, delete_step>) {
+          return "delete " + target(st.ref, st.ref.name);
+        } else if constexpr (std::is_same_v<S, guard_step>) {
+          return st.what.empty() ? "re-read " + target(st.owner, st.owner.name) : st.what;
+        } else {
+          return "event " + st.note.reason;
+        }
+      },
+      s);
+}
+
+} // namespace kozmo::controller

@@ -1,0 +1,85 @@
+// A plan: the API writes one reconcile pass decided, in the order they must happen. Pure data;
+// the executor (executor_actor.hpp) carries it out and answers with a plan_outcome.
+//
+// Rules the executor keeps (a pure core may rely on them):
+//  1. Steps run in order. Consecutive creates go out together, so do consecutive deletes
+//     (distinct objects: their order does not matter); any other step waits for everything
+//     before it and is alone on the wire.
+//  2. The first failure drops the rest of the plan; the outcome says which step failed and
+//     why. A level-based caller simply plans again later (after a back-off).
+//  3. A 409 Conflict (a stale resourceVersion, an object that already exists) makes the
+//     executor re-read the object: the outcome carries it as it is now, so the caller's view
+//     catches up before the next plan.
+//  4. A delete that finds nothing (404) succeeded: the object is gone, as asked.
+//  5. A guard re-reads an owner (GET, never a cache) and goes on only if it still has `uid`
+//     and no deletionTimestamp. Otherwise the plan stops there: quietly (outcome `stopped`)
+//     unless `fail_if_gone`, which makes it a failure.
+//  6. Events are fire and forget: an event step goes to the event recorder once every step
+//     before it has succeeded, and never fails the plan.
+#pragma once
+
+#include "actors/controller/event_note.hpp"
+#include "k8s/client/resource.hpp"
+#include "k8s/json/value.hpp"
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace kozmo::controller {
+
+// POST `object` to the collection of `where` (its name is ignored).
+struct create_step {
+  client::resource_ref where;
+  json::value object;
+};
+// PATCH `ref` (ref.subresource "status" for the status subresource).
+struct patch_step {
+  client::resource_ref ref;
+  client::patch_type type = client::patch_type::merge;
+  json::value patch;
+};
+// DELETE `ref`; `uid` (when set) is a precondition, so a recreated namesake is never hit.
+struct delete_step {
+  client::resource_ref ref;
+  std::string uid;
+  std::string propagation; // "Background", "Foreground", "Orphan" or "" (the server's default)
+};
+// Re-read `owner` and go on only while it is the object with `uid` and is not being deleted.
+struct guard_step {
+  client::resource_ref owner;
+  std::string uid;
+  bool fail_if_gone = false;
+  std::string what; // for the failure message: "adopt pods job-worker-0"
+};
+struct event_step {
+  event_note note;
+};
+
+using step = std::variant<create_step, patch_step, delete_step, guard_step, event_step>;
+
+struct plan {
+  std::vector<step> steps;
+};
+
+struct plan_outcome {
+  enum class result { done, failed, stopped };
+  result what = result::done;
+  // Per step, the API's answer when the call succeeded (the created / patched object; a
+  // delete's answer; empty for guards and events). Steps after a failure have none.
+  std::vector<std::optional<json::value>> answers;
+  // failed: which step, the message ("create pods job-worker-0: <server message>") and the
+  // HTTP status (0: no answer). On 409, `reread` is the object as the server has it now
+  // (when the re-read worked).
+  std::size_t failed_step = 0;
+  std::string failure;
+  int code = 0;
+  std::optional<json::value> reread;
+};
+
+// "create pods job-worker-0", "patch pytorchjobs/status job", "delete services job-worker-0".
+std::string describe(const step& s);
+
+} // namespace kozmo::controller
