@@ -133,8 +133,9 @@ int scheduler_groups(engine& e) {
       .receive(
           [&](const inspect_reply& r) {
             auto body = json::parse(r.body);
-            if (r.status == 200 && body && body->is_array())
-              groups = static_cast<int>(body->as_array().size());
+            const auto* items = body ? body->find("items") : nullptr;
+            if (r.status == 200 && items && items->is_array())
+              groups = static_cast<int>(items->as_array().size());
           },
           [&](caf::error&) {});
   return groups;

@@ -1,19 +1,14 @@
-// Messages of the GPU scheduler: between the scheduler actor, its cellgroup actors and the
-// extender (kube-scheduler mode). Every request is a plain struct answered with a plain struct,
-// so a caller writes `self->request(scheduler, timeout, filter_request{...}).then(
-// [](const filter_reply&) {...})` and needs no atom.
+// Messages of the GPU scheduler: between the scheduler actor and its cellgroup actors, and
+// the inspect requests of the HTTP routes.
 //
-//   extender ──filter_request──▶ scheduler ──filter_reply
-//   extender ──preempt_request─▶ scheduler ──preempt_reply
-//   extender ──bind_request────▶ scheduler ──(delegated)──▶ cellgroup ──bind_reply
-//   anyone   ──inspect_request─▶ scheduler ──inspect_reply   (HiveD's /v1/inspect/... GET paths)
+//   anyone ──inspect_request─▶ scheduler ──inspect_reply   (HiveD's /v1/inspect/... GET paths)
 //   non-actor ──inspect_callback (anon_send)─▶ scheduler ──calls done(inspect_reply)
 //
 //   scheduler ──group_bind / group_preempt / group_pod_gone / group_release──▶ cellgroup
 //   cellgroup ──group_pod_bound / group_bind_failed / group_released──▶ scheduler
 //
-// The scheduler answers nothing before it has recovered the pods already bound (restart
-// safety): requests that arrive earlier wait in its mailbox.
+// The scheduler answers no inspect before it has recovered the pods already bound (restart
+// safety): requests that arrive earlier wait.
 #pragma once
 
 #include <caf/meta/type_name.hpp>
@@ -25,56 +20,6 @@
 #include <vector>
 
 namespace kozmo {
-
-// The parts of a pod the scheduler reads (the extender decodes them from ExtenderArgs.Pod).
-struct sched_pod {
-  std::string ns;
-  std::string name;
-  std::string uid;
-  std::map<std::string, std::string> annotations;
-  std::string node;            // spec.nodeName; empty while waiting
-  std::int64_t created_ms = 0; // metadata.creationTimestamp in ms since the epoch
-  int gpu_request = 0;         // sum of nvidia.com/gpu limits: the leafCellNumber when no spec says it
-};
-
-// --- extender verbs ---------------------------------------------------------------------
-
-// kube-scheduler's filter: may this pod go to one of `nodes`?
-struct filter_request {
-  sched_pod pod;
-  std::vector<std::string> nodes; // ExtenderArgs.NodeNames (nodeCacheCapable)
-};
-// `nodes`: where it may go (one node when placed). `failed_nodes`: node -> reason (the reason
-// for every node when the pod waits). `error`: a user error (HTTP 400 / ExtenderFilterResult.Error).
-struct filter_reply {
-  std::vector<std::string> nodes;
-  std::map<std::string, std::string> failed_nodes;
-  std::string error;
-};
-
-// kube-scheduler's preempt: which pods must go so that this pod fits?
-struct preempt_request {
-  sched_pod pod;
-  std::vector<std::string> nodes; // candidate nodes (NodeNameToMetaVictims keys)
-};
-// Victim pod uids per node; empty when no preemption helps.
-struct preempt_reply {
-  std::map<std::string, std::vector<std::string>> victims; // node -> uids
-  std::string error;
-};
-
-// kube-scheduler's bind: `node` must be the node chosen by the filter.
-struct bind_request {
-  std::string ns;
-  std::string name;
-  std::string uid;
-  std::string node;
-};
-// code 0: bound. Otherwise an HTTP status (400 wrong node / unknown pod, 500 bind failed).
-struct bind_reply {
-  int code = 0;
-  std::string error;
-};
 
 // GET /v1/inspect/... : `path` is the request path (query ignored).
 struct inspect_request {
@@ -138,6 +83,8 @@ struct group_pod_bound {
 // The bind cannot succeed (pod deleted, recreated, or bound elsewhere by someone else).
 struct group_bind_failed {
   std::string group;
+  std::string ns;
+  std::string name;
   std::string uid;
   std::string reason;
 };
@@ -152,13 +99,6 @@ struct group_released {
     (void)x;                                                                                                         \
     return f(caf::meta::type_name(#type));                                                                           \
   }
-KOZMO_SCHEDULER_MESSAGE(sched_pod)
-KOZMO_SCHEDULER_MESSAGE(filter_request)
-KOZMO_SCHEDULER_MESSAGE(filter_reply)
-KOZMO_SCHEDULER_MESSAGE(preempt_request)
-KOZMO_SCHEDULER_MESSAGE(preempt_reply)
-KOZMO_SCHEDULER_MESSAGE(bind_request)
-KOZMO_SCHEDULER_MESSAGE(bind_reply)
 KOZMO_SCHEDULER_MESSAGE(inspect_request)
 KOZMO_SCHEDULER_MESSAGE(inspect_reply)
 KOZMO_SCHEDULER_MESSAGE(inspect_callback)

@@ -2,6 +2,8 @@
 
 #include "actors/binder/binder_actor.hpp"
 #include "actors/cellgroup/cellgroup_actor.hpp"
+#include "actors/controller/event_recorder_actor.hpp"
+#include "actors/extender/http_api.hpp"
 #include "actors/scheduler/scheduler_actor.hpp"
 #include "actors/training/training_crds.hpp"
 #include "actors/training/training_supervisor_actor.hpp"
@@ -12,7 +14,6 @@
 #include "k8s/apiserver/server.hpp"
 #include "k8s/client/client.hpp"
 #include "messages/scheduler_messages.hpp"
-#include "k8s/metrics/registry.hpp"
 #include "runtime/demo.hpp"
 
 #include <caf/all.hpp>
@@ -26,42 +27,46 @@ namespace kozmo {
 
 namespace {
 
-// Lets the embedded server's inspect route reach the scheduler actor while the actor system
-// lives: stop() takes the write lock before the system goes away.
-struct inspect_bridge {
-  std::shared_mutex mu;
-  caf::actor_system* sys = nullptr;
-  caf::actor scheduler;
-
-  apiserver::server::route_reply answer(const std::string& method, const std::string& path) {
-    auto fail = [](int code, const std::string& message) {
-      return apiserver::server::route_reply{code, json::dump(json::object{{"code", code}, {"message", message}})};
-    };
-    if (method != "GET")
-      return fail(405, "the inspect API only answers GET");
-    std::shared_lock lock(mu);
-    if (!sys || !scheduler)
-      return fail(503, "the scheduler is not running");
-    // No request/response from this (non-actor) thread: the scheduler calls back.
-    auto answer = std::make_shared<std::promise<apiserver::server::route_reply>>();
-    auto future = answer->get_future();
-    caf::anon_send(scheduler, inspect_callback{path, [answer](inspect_reply r) {
-                                                 answer->set_value({r.status, std::move(r.body)});
-                                               }});
-    if (future.wait_for(std::chrono::seconds(10)) != std::future_status::ready)
-      return fail(503, "the scheduler did not answer");
-    return future.get();
+// Kozmo's HTTP API (actors/extender/http_api.hpp) on the embedded server's port: /metrics
+// always, inspect while the scheduler runs. The same handler the extender's own server uses, so
+// that both front doors answer alike. stop() takes the write lock before the actor system goes.
+class local_backend final : public extender::extender_backend {
+public:
+  void filter(extender::filter_args, extender::reply_fn<extender::filter_result> done) override { refuse(done); }
+  void preempt(extender::preempt_args, extender::reply_fn<extender::preempt_result> done) override { refuse(done); }
+  void bind(extender::bind_args, extender::reply_fn<extender::bind_result> done) override { refuse(done); }
+  void inspect(std::string path, extender::inspect_fn done) override {
+    std::shared_lock lock(mu_);
+    if (!scheduler_)
+      return done({503, json::dump(json::object{{"code", 503}, {"message", "the scheduler is not running"}})});
+    caf::anon_send(scheduler_, inspect_callback{std::move(path), [done](inspect_reply r) {
+                                                  done({r.status, std::move(r.body)});
+                                                }});
   }
-};
+  void set_scheduler(caf::actor a) {
+    std::unique_lock lock(mu_);
+    scheduler_ = std::move(a);
+  }
 
-// GET /metrics on the embedded server's port: the process's Prometheus metrics.
-apiserver::server::route_reply serve_metrics(const std::string& method, const std::string& path, const std::string&) {
-  if (path != "/metrics")
-    return {404, json::dump(json::object{{"code", 404}, {"message", "no such path: " + path}})};
-  if (method != "GET")
-    return {405, json::dump(json::object{{"code", 405}, {"message", "/metrics only answers GET"}})};
-  return {200, metrics::render(), metrics::content_type};
-}
+  // A route of the embedded server: waits (on the server's io thread) for the answer.
+  apiserver::server::route_reply answer(const std::string& method, const std::string& path, const std::string& body) {
+    auto promise = std::make_shared<std::promise<extender::http_answer>>();
+    auto future = promise->get_future();
+    extender::serve_request(*this, method, path, body, [promise](extender::http_answer a) { promise->set_value(a); });
+    if (future.wait_for(std::chrono::seconds(10)) != std::future_status::ready)
+      return {503, json::dump(json::object{{"code", 503}, {"message", "the scheduler did not answer"}})};
+    auto a = future.get();
+    return {static_cast<int>(a.status), std::move(a.body), a.content_type};
+  }
+
+private:
+  template <class T>
+  static void refuse(const extender::reply_fn<T>& done) {
+    done(error::not_found("kozmo local schedules directly: there is no extender here"));
+  }
+  std::shared_mutex mu_;
+  caf::actor scheduler_;
+};
 
 // The configuration as given, or the file it names.
 expected<std::string> scheduler_config_text(const std::string& text_or_path) {
@@ -115,7 +120,8 @@ struct engine::impl {
   std::vector<caf::actor> actors;
   caf::actor scheduler;
   caf::actor pods_watch;
-  std::shared_ptr<inspect_bridge> inspect;
+  caf::actor recorder; // every actor's Events go through it
+  std::shared_ptr<local_backend> http;
   bool started = false;
 
   status connect() {
@@ -130,7 +136,10 @@ struct engine::impl {
       if (!port)
         return error{"cannot start the API server: " + port.err().message};
       ccfg.server = server->url();
-      server->add_route("/metrics", serve_metrics);
+      http = std::make_shared<local_backend>();
+      for (const char* prefix : {"/metrics", "/v1/inspect/"})
+        server->add_route(prefix, [h = http](const std::string& method, const std::string& path,
+                                             const std::string& body) { return h->answer(method, path, body); });
       // Loopback to our own server: the limit only guards against runaway loops.
       ccfg.qps = 2000;
       ccfg.burst = 4000;
@@ -160,6 +169,8 @@ struct engine::impl {
       if (auto st = install_training_crds(*server); !st)
         return st;
     }
+    recorder = controller::spawn_event_recorder(*sys, cli);
+    actors.push_back(recorder);
     watch::watch_config pods;
     pods.resource = {"", "v1", "pods", "", "", ""};
     auto pods_watch = watch::spawn_watch<k8s::pod>(*sys, cli, pods);
@@ -173,7 +184,7 @@ struct engine::impl {
       actors.push_back(nodes_watch);
     }
     if (opts.binder)
-      actors.push_back(binder::spawn_binder(*sys, cli, pods_watch, nodes_watch));
+      actors.push_back(binder::spawn_binder(*sys, cli, pods_watch, nodes_watch, recorder));
     if (run_scheduler) {
       if (auto st = spawn_scheduler(pods_watch, nodes_watch); !st)
         return st;
@@ -181,12 +192,14 @@ struct engine::impl {
     for (const auto& node : opts.nodes.nodes) {
       kubelet::kubelet_config kc;
       kc.node = node;
+      kc.recorder = recorder;
       actors.push_back(kubelet::spawn_kubelet(*sys, cli, pods_watch, kc));
     }
     if (opts.training) {
       training::supervisor_config tc;
       tc.job.cli = cli;
       tc.job.opts.scheduler_name = opts.scheduler_name;
+      tc.recorder = recorder;
       actors.push_back(training::spawn_training_supervisor(*sys, pods_watch, std::move(tc)));
     }
     if (opts.demo)
@@ -201,12 +214,15 @@ struct engine::impl {
     scheduler::scheduler_actor_config sc;
     sc.config_yaml = std::move(*text);
     sc.scheduler_name = opts.scheduler_name;
+    sc.recorder = recorder;
     auto* system = sys.get();
     auto client = cli;
-    auto factory = [system, client](const std::string& group, int threshold, const caf::actor& scheduler) {
+    auto factory = [system, client, rec = recorder](const std::string& group, int threshold,
+                                                    const caf::actor& scheduler) {
       cellgroup::cellgroup_config cc;
       cc.group = group;
       cc.force_bind_threshold = threshold;
+      cc.recorder = rec;
       return cellgroup::spawn_cellgroup(*system, client, scheduler, cc);
     };
     auto spawned = scheduler::spawn_scheduler(*sys, cli, pods_watch, nodes_watch, std::move(sc), factory);
@@ -214,13 +230,8 @@ struct engine::impl {
       return error::bad_request("scheduler configuration: " + spawned.err().message);
     scheduler = *spawned;
     actors.push_back(scheduler);
-    if (server) {
-      inspect = std::make_shared<inspect_bridge>();
-      inspect->sys = sys.get();
-      inspect->scheduler = scheduler;
-      server->add_route("/v1/inspect/", [bridge = inspect](const std::string& method, const std::string& path,
-                                                           const std::string&) { return bridge->answer(method, path); });
-    }
+    if (http)
+      http->set_scheduler(scheduler);
     return ok;
   }
 };
@@ -250,15 +261,10 @@ void engine::stop() {
   if (!d.started)
     return;
   d.started = false;
-  if (d.inspect) {
-    if (d.server)
-      d.server->add_route("/v1/inspect/", nullptr);
-    std::unique_lock lock(d.inspect->mu);
-    d.inspect->sys = nullptr;
-    d.inspect->scheduler = nullptr;
-  }
-  d.inspect.reset();
+  if (d.http)
+    d.http->set_scheduler(nullptr); // inspect answers 503 from now on
   d.scheduler = nullptr;
+  d.recorder = nullptr;
   d.pods_watch = nullptr;
   for (auto& a : d.actors)
     caf::anon_send_exit(a, caf::exit_reason::user_shutdown);

@@ -81,7 +81,9 @@ int run_extender(const extender_cli_options& opts) {
     nodes.resource = {"", "v1", "nodes", "", "", ""};
     auto pods_watch = watch::spawn_watch<k8s::pod>(sys, cli, pods);
     auto nodes_watch = watch::spawn_watch<k8s::node>(sys, cli, nodes);
-    auto logic = std::make_shared<extender::extender_logic>(std::move(*core));
+    scheduler::intake_options intake;
+    intake.default_virtual_cluster = scheduler::default_virtual_cluster(*yaml);
+    auto logic = std::make_shared<extender::extender_logic>(std::move(*core), intake);
     auto actor = extender::spawn_extender_actor(sys, cli, logic, pods_watch, nodes_watch);
 
     extender::server_options sopts;

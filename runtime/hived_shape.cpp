@@ -1,6 +1,7 @@
 #include "runtime/hived_shape.hpp"
 
 #include "actors/scheduler/virtual_clusters.hpp"
+#include "k8s/model/kozmo_keys.hpp"
 
 #include <algorithm>
 #include <map>
@@ -26,7 +27,7 @@ expected<kubelet::cluster_shape> shape_from_hived_config(const std::string& yaml
     int most = -1;
     for (const auto& [type, count] : n.leaves_by_type) {
       shape.gpus += count;
-      shape.labels["kozmo.io/gpus." + type] = std::to_string(count);
+      shape.labels[keys::gpus_of_type_prefix + type] = std::to_string(count);
       if (count > most) {
         most = count;
         shape.gpu_type = type;

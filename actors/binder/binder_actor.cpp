@@ -2,7 +2,8 @@
 
 #include "actors/binder/first_fit.hpp"
 #include "actors/watch/object_traits.hpp"
-#include "k8s/model/make_event.hpp"
+#include "actors/controller/event_recorder_actor.hpp"
+#include "k8s/model/pod_patches.hpp"
 #include "messages/atoms.hpp"
 #include "messages/watch_messages.hpp"
 
@@ -33,6 +34,7 @@ struct placement {
 struct binder_state {
   static inline const char* name = "binder";
   std::shared_ptr<client::client> cli;
+  caf::actor recorder;
   std::map<std::string, node_ptr> nodes;       // by name
   std::map<std::string, waiting_pod> pending;  // by uid: ours, unbound, not deleting
   std::set<std::string> unplaced;              // uids of pending pods with no bind in flight
@@ -144,20 +146,10 @@ void report_unschedulable(binder_actor* self, const k8s::pod& p, const std::stri
     return;
   last = message;
   spdlog::info("binder pod={}/{} waiting: {}", p.metadata.namespace_, p.metadata.name, message);
-  st.cli->create_event(k8s::make_event(k8s::pod_reference(p.metadata.namespace_, p.metadata.name, p.metadata.uid),
-                                       {"default-scheduler", ""}, "Warning", "FailedScheduling", message,
-                                       std::chrono::system_clock::now()),
-                       [](expected<json::value>) {});
-  json::value cond;
-  cond["type"] = "PodScheduled";
-  cond["status"] = "False";
-  cond["reason"] = "Unschedulable";
-  cond["message"] = message;
-  cond["lastProbeTime"] = nullptr;
-  json::value body;
-  body["status"]["conditions"] = json::array{cond};
+  controller::record(st.recorder, controller::pod_note(p.metadata.namespace_, p.metadata.name, p.metadata.uid,
+                                                      {"default-scheduler", ""}, "Warning", "FailedScheduling", message));
   st.cli->patch_status({"", "v1", "pods", p.metadata.namespace_, p.metadata.name, ""}, client::patch_type::strategic,
-                       body, {}, [](expected<json::value>) {});
+                       k8s::pod_scheduled_false("Unschedulable", message), {}, [](expected<json::value>) {});
 }
 
 void schedule_pass(binder_actor* self) {
@@ -185,12 +177,11 @@ void schedule_pass(binder_actor* self) {
     // The Scheduled event is posted from the bind's answer itself: the pods watch may show
     // the pod bound before this actor hears back, and the event must not depend on that race.
     st.cli->bind(b, [me, uid, node, ns = pod->metadata.namespace_, name = pod->metadata.name,
-                     cli = st.cli](expected<json::value> r) {
+                     recorder = st.recorder](expected<json::value> r) {
       if (r)
-        cli->create_event(k8s::make_event(k8s::pod_reference(ns, name, uid), {"default-scheduler", ""}, "Normal",
-                                          "Scheduled", "Successfully assigned " + ns + "/" + name + " to " + node,
-                                          std::chrono::system_clock::now()),
-                          [](expected<json::value>) {});
+        controller::record(recorder, controller::pod_note(ns, name, uid, {"default-scheduler", ""}, "Normal",
+                                                          "Scheduled",
+                                                          "Successfully assigned " + ns + "/" + name + " to " + node));
       caf::anon_send(me, atoms::retry_atom::value, uid, node, r ? std::string() : r.err().message);
     });
     uid_it = st.unplaced.erase(uid_it);
@@ -231,8 +222,9 @@ void on_pod(binder_actor* self, const object_event<k8s::pod>& ev) {
 }
 
 caf::behavior binder(binder_actor* self, std::shared_ptr<client::client> cli, caf::actor pods_watch,
-                     caf::actor nodes_watch) {
+                     caf::actor nodes_watch, caf::actor recorder) {
   self->state.cli = std::move(cli);
+  self->state.recorder = std::move(recorder);
   auto me = caf::actor_cast<caf::actor>(self);
   self->send(pods_watch, atoms::subscribe_atom::value, watch::index_kind::all, std::string(), me);
   self->send(nodes_watch, atoms::subscribe_atom::value, watch::index_kind::all, std::string(), me);
@@ -266,8 +258,8 @@ caf::behavior binder(binder_actor* self, std::shared_ptr<client::client> cli, ca
 } // namespace
 
 caf::actor spawn_binder(caf::actor_system& sys, std::shared_ptr<client::client> cli, caf::actor pods_watch,
-                        caf::actor nodes_watch) {
-  return sys.spawn(binder, std::move(cli), std::move(pods_watch), std::move(nodes_watch));
+                        caf::actor nodes_watch, caf::actor recorder) {
+  return sys.spawn(binder, std::move(cli), std::move(pods_watch), std::move(nodes_watch), std::move(recorder));
 }
 
 } // namespace kozmo::binder

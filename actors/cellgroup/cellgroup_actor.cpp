@@ -1,6 +1,7 @@
 #include "actors/cellgroup/cellgroup_actor.hpp"
 
-#include "k8s/model/make_event.hpp"
+#include "actors/controller/event_recorder_actor.hpp"
+#include "k8s/client/retry.hpp"
 #include "messages/scheduler_messages.hpp"
 #include "k8s/metrics/registry.hpp"
 
@@ -25,7 +26,6 @@ struct tracked {
   pod_phase phase = pod_phase::waiting;
   int attempts = 0;           // binds tried so far
   std::string last_error;
-  std::vector<caf::response_promise> waiters; // extender binds waiting for the outcome
 };
 
 struct cellgroup_state {
@@ -63,21 +63,10 @@ std::string join(const std::vector<int>& v) {
   return s;
 }
 
-void post_event(cellgroup_actor* self, const group_bind& b, const std::string& type, const std::string& reason,
-                const std::string& message) {
-  auto& st = self->state;
-  st.cli->create_event(k8s::make_event(k8s::pod_reference(b.ns, b.name, b.uid), {st.cfg.component, ""}, type, reason,
-                                       message, std::chrono::system_clock::now()),
-                       [](expected<json::value> r) {
-                         if (!r)
-                           spdlog::debug("cellgroup could not post an event: {}", r.err().message);
-                       });
-}
-
-void settle(tracked& t, int code, const std::string& error) {
-  for (auto& rp : t.waiters)
-    rp.deliver(bind_reply{code, error});
-  t.waiters.clear();
+void post_event(cellgroup_actor* self, const std::string& ns, const std::string& name, const std::string& uid,
+                const char* type, const std::string& reason, const std::string& message) {
+  controller::record(self->state.cfg.recorder,
+                     controller::pod_note(ns, name, uid, {self->state.cfg.component, ""}, type, reason, message));
 }
 
 void mark_bound(cellgroup_actor* self, tracked& t) {
@@ -85,11 +74,10 @@ void mark_bound(cellgroup_actor* self, tracked& t) {
   t.phase = pod_phase::bound;
   spdlog::info("cellgroup group={} pod={}/{} bound node={} gpus={}", b.group, b.ns, b.name, b.node,
                join(b.leaf_indices));
-  post_event(self, b, "Normal", "Scheduled",
+  post_event(self, b.ns, b.name, b.uid, "Normal", "Scheduled",
              "Successfully assigned " + b.ns + "/" + b.name + " to " + b.node + " with GPUs " + join(b.leaf_indices));
   self->send(self->state.scheduler, group_pod_bound{b.group, b.uid, b.node});
   binds().succeeded.inc();
-  settle(t, 0, "");
 }
 
 void fail_permanently(cellgroup_actor* self, const std::string& uid, const std::string& reason) {
@@ -98,9 +86,8 @@ void fail_permanently(cellgroup_actor* self, const std::string& uid, const std::
     return;
   auto& b = it->second.bind;
   spdlog::warn("cellgroup group={} pod={}/{} bind to node={} given up: {}", b.group, b.ns, b.name, b.node, reason);
-  self->send(self->state.scheduler, group_bind_failed{b.group, uid, reason});
+  self->send(self->state.scheduler, group_bind_failed{b.group, b.ns, b.name, uid, reason});
   binds().failed.inc();
-  settle(it->second, 500, reason);
   self->state.pods.erase(it);
 }
 
@@ -119,20 +106,15 @@ void attempt_bind(cellgroup_actor* self, const std::string& uid) {
                         });
 }
 
-std::chrono::milliseconds backoff(const cellgroup_config& cfg, int attempts) {
-  auto d = cfg.min_backoff;
-  for (int i = 1; i < attempts && d < cfg.max_backoff; ++i)
-    d *= 2;
-  return std::min(d, cfg.max_backoff);
-}
-
 void retry_later(cellgroup_actor* self, tracked& t) {
   if (t.attempts >= self->state.cfg.max_bind_attempts) {
     fail_permanently(self, t.bind.uid,
                      "binding failed " + std::to_string(t.attempts) + " times, last: " + t.last_error);
     return;
   }
-  self->delayed_send(self, backoff(self->state.cfg, t.attempts), rebind_atom::value, t.bind.uid, t.attempts);
+  const auto& cfg = self->state.cfg;
+  auto delay = client::backoff_delay({cfg.min_backoff, cfg.max_backoff, 0}, t.attempts - 1, 0);
+  self->delayed_send(self, delay, rebind_atom::value, t.bind.uid, t.attempts);
 }
 
 // From the force threshold on, the pod is re-read: a bind whose answer was lost may have
@@ -202,23 +184,14 @@ void on_reread(cellgroup_actor* self, const std::string& uid, int attempt, int c
   retry_later(self, t);
 }
 
-caf::result<bind_reply> on_bind(cellgroup_actor* self, group_bind& b) {
-  auto& st = self->state;
-  auto& t = st.pods[b.uid];
-  if (t.phase == pod_phase::bound) {
-    if (t.bind.node == b.node)
-      return bind_reply{0, ""};
-    return bind_reply{400, "pod " + b.ns + "/" + b.name + " is already bound to " + t.bind.node};
-  }
-  auto rp = self->make_response_promise();
-  t.waiters.push_back(rp);
-  if (t.phase == pod_phase::binding && t.bind.node == b.node)
-    return caf::delegated<bind_reply>(); // already on it
+void on_bind(cellgroup_actor* self, group_bind& b) {
+  auto& t = self->state.pods[b.uid];
+  if (t.phase == pod_phase::bound || (t.phase == pod_phase::binding && t.bind.node == b.node))
+    return; // done, or already on it
   t.bind = std::move(b);
   t.phase = pod_phase::binding;
   t.attempts = 0;
   attempt_bind(self, t.bind.uid);
-  return caf::delegated<bind_reply>();
 }
 
 void on_preempt(cellgroup_actor* self, const group_preempt& p) {
@@ -230,17 +203,14 @@ void on_preempt(cellgroup_actor* self, const group_preempt& p) {
   t.bind.ns = p.ns;
   t.bind.name = p.name;
   t.bind.uid = p.uid;
-  std::vector<std::string> asked;
+  std::string names;
   for (const auto& v : p.victims) {
+    names += (names.empty() ? "" : ", ") + v.ns + "/" + v.name;
     if (!st.victims_deleted.insert(v.uid).second)
       continue;
-    asked.push_back(v.ns + "/" + v.name);
     // What kube-scheduler tells a victim, so `kubectl describe` / `get events` say who took it.
-    group_bind victim;
-    victim.ns = v.ns;
-    victim.name = v.name;
-    victim.uid = v.uid;
-    post_event(self, victim, "Normal", "Preempted", "Preempted by " + p.ns + "/" + p.name + " (gang '" + p.group + "')");
+    post_event(self, v.ns, v.name, v.uid, "Normal", "Preempted",
+               "Preempted by " + p.ns + "/" + p.name + " (gang '" + p.group + "')");
     client::delete_options opts;
     opts.precondition_uid = v.uid; // never delete a same-named successor
     st.cli->remove({"", "v1", "pods", v.ns, v.name, ""}, opts, [who = v.ns + "/" + v.name](expected<json::value> r) {
@@ -248,12 +218,10 @@ void on_preempt(cellgroup_actor* self, const group_preempt& p) {
         spdlog::warn("cellgroup could not delete victim pod={}: {}", who, r.err().message);
     });
   }
-  if (t.phase == pod_phase::waiting && !asked.empty()) {
-    std::string names;
-    for (const auto& n : asked)
-      names += (names.empty() ? "" : ", ") + n;
+  // Every pod of the gang says what it waits for (`kubectl describe` on any of them).
+  if (t.phase == pod_phase::waiting && !names.empty()) {
     spdlog::info("cellgroup group={} pod={}/{} preempting {}", p.group, p.ns, p.name, names);
-    post_event(self, t.bind, "Normal", "Preempting", "Preempting " + names + ": " + p.reason);
+    post_event(self, p.ns, p.name, p.uid, "Normal", "Preempting", "Preempting " + names + ": " + p.reason);
   }
   t.phase = pod_phase::preempting;
 }
@@ -271,18 +239,12 @@ caf::behavior cellgroup(cellgroup_actor* self, std::shared_ptr<client::client> c
     spdlog::debug("cellgroup group={} stopped: {}", group, caf::to_string(reason));
   });
   return {
-      [self](group_bind& b) -> caf::result<bind_reply> { return on_bind(self, b); },
+      [self](group_bind& b) { on_bind(self, b); },
       [self](const group_preempt& p) { on_preempt(self, p); },
       [self](const group_pod_gone& g) {
-        auto it = self->state.pods.find(g.uid);
-        if (it == self->state.pods.end())
-          return;
-        settle(it->second, 404, "the pod is gone");
-        self->state.pods.erase(it);
+        self->state.pods.erase(g.uid);
       },
       [self](const group_release& r) {
-        for (auto& [uid, t] : self->state.pods)
-          settle(t, 410, "the group was released");
         self->send(self->state.scheduler, group_released{r.group});
         self->quit();
       },

@@ -6,16 +6,17 @@
 //   scheduler ──group_preempt──▶ cellgroup ──DELETE victims (uid precondition)──▶ API
 //   cellgroup ──group_pod_bound / group_bind_failed──▶ scheduler
 //   scheduler ──group_release──▶ cellgroup ──group_released──▶ scheduler, then exits
+//   cellgroup ──Scheduled, Preempting, Preempted──▶ event recorder
 //
 // Per pod: Waiting -> Preempting -> Binding -> Bound. A failed bind is retried with an
-// exponential back-off; from the `force_bind_threshold`-th failure on, the pod is re-read
-// before each retry: already bound to the chosen node counts as bound, deleted / recreated /
-// bound elsewhere is a permanent failure. group_bind answers bind_reply when it is settled
-// (the extender's bind verb waits on it).
+// exponential back-off (k8s/client/retry.hpp's policy); from the `force_bind_threshold`-th
+// failure on, the pod is re-read before each retry: already bound to the chosen node counts as
+// bound, deleted / recreated / bound elsewhere is a permanent failure.
 #pragma once
 
 #include "k8s/client/client.hpp"
 
+#include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 
 #include <chrono>
@@ -31,6 +32,7 @@ struct cellgroup_config {
   std::chrono::milliseconds min_backoff{100};
   std::chrono::milliseconds max_backoff{5000};
   std::string component = "kozmo-scheduler"; // Event source
+  caf::actor recorder;                        // the event recorder; null: no Events
 };
 
 caf::actor spawn_cellgroup(caf::actor_system& sys, std::shared_ptr<client::client> cli, caf::actor scheduler,

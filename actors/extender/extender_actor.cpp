@@ -1,6 +1,6 @@
 #include "actors/extender/extender_actor.hpp"
 
-#include "k8s/model/make_event.hpp"
+#include "actors/controller/event_recorder_actor.hpp"
 #include "messages/atoms.hpp"
 #include "messages/watch_messages.hpp"
 
@@ -29,8 +29,8 @@ struct bind_request {
   reply_fn<bind_result> done;
 };
 struct inspect_request {
-  inspect_query query;
-  reply_fn<json::value> done;
+  std::string path;
+  inspect_fn done;
 };
 // The binding write's outcome, back from the client's io thread.
 struct bind_written {
@@ -80,15 +80,28 @@ bool ready(extender_actor* self) { return self->state.synced >= 2; }
 
 void post_warning(extender_actor* self, const pod_warning& w) {
   spdlog::warn("extender pod={}/{} reason={} message=\"{}\"", w.ns, w.name, w.reason, w.message);
-  auto ev = k8s::make_event(k8s::pod_reference(w.ns, w.name, w.uid), {self->state.cfg.event_component, ""},
-                            "Warning", w.reason, w.message, std::chrono::system_clock::now());
-  self->state.cli->create_event(ev, [](expected<json::value>) {});
+  controller::record(self->state.cfg.recorder, controller::pod_note(w.ns, w.name, w.uid,
+                                                                    {self->state.cfg.event_component, ""}, "Warning",
+                                                                    w.reason, w.message));
+}
+
+// What the core noticed on its own (a lazy preemption), said on every pod of the group.
+void announce_notices(extender_actor* self) {
+  for (const auto& n : self->state.logic->take_notices()) {
+    spdlog::warn("extender group={} {}: {}", n.group, scheduler::event_reason(n.kind), n.message);
+    for (const auto& p : n.pods)
+      controller::record(self->state.cfg.recorder,
+                         controller::pod_note(p.ns, p.name, p.uid, {self->state.cfg.event_component, ""},
+                                              scheduler::event_type(n.kind), scheduler::event_reason(n.kind),
+                                              n.message));
+  }
 }
 
 void on_filter(extender_actor* self, filter_request& req) {
   auto& st = self->state;
   auto out = st.logic->filter(req.args, now_ms());
   if (out.warning) post_warning(self, *out.warning);
+  announce_notices(self);
   const auto& p = req.args.pod.metadata;
   if (!out.result.node_names.empty())
     spdlog::info("extender filter pod={}/{} node={}", p.namespace_, p.name, out.result.node_names.front());
@@ -119,6 +132,10 @@ caf::behavior extender(extender_actor* self, std::shared_ptr<client::client> cli
   st.cli = std::move(cli);
   st.logic = std::move(logic);
   st.cfg = std::move(cfg);
+  if (!st.cfg.recorder) {
+    st.cfg.recorder = controller::spawn_event_recorder(self->system(), st.cli);
+    self->link_to(st.cfg.recorder);
+  }
   auto me = caf::actor_cast<caf::actor>(self);
   for (const auto& w : {nodes_watch, pods_watch}) {
     self->send(w, atoms::subscribe_atom::value, watch::index_kind::all, std::string(), me);
@@ -127,6 +144,7 @@ caf::behavior extender(extender_actor* self, std::shared_ptr<client::client> cli
             [self](caf::ok_atom) {
               if (++self->state.synced < 2) return;
               spdlog::info("extender: pods and nodes listed; answering kube-scheduler");
+              announce_notices(self); // groups downgraded by a configuration change
               auto pending = std::move(self->state.stashed);
               for (auto& run : pending) run();
             },
@@ -141,6 +159,8 @@ caf::behavior extender(extender_actor* self, std::shared_ptr<client::client> cli
       [self](const object_event<k8s::pod>& ev) {
         if (auto st = self->state.logic->on_pod(*ev.object, ev.type == watch::event_type::deleted); !st)
           spdlog::error("extender {}", st.err().message);
+        if (ready(self))
+          announce_notices(self);
       },
       [self](const object_event<k8s::node>& ev) {
         self->state.logic->on_node(*ev.object, ev.type == watch::event_type::deleted);
@@ -151,13 +171,14 @@ caf::behavior extender(extender_actor* self, std::shared_ptr<client::client> cli
       [self, when_ready](preempt_request& req) {
         when_ready([self, req = std::move(req)]() mutable {
           auto out = self->state.logic->preempt(req.args, now_ms());
+          announce_notices(self);
           req.done(std::move(out));
         });
       },
       [self, when_ready](bind_request& req) {
         when_ready([self, req = std::move(req)]() mutable { on_bind(self, req); });
       },
-      [self](inspect_request& req) { req.done(self->state.logic->inspect(req.query)); },
+      [self](inspect_request& req) { req.done(self->state.logic->inspect(req.path)); },
       [self](bind_written& w) {
         self->state.logic->bind_done(w.uid, w.failure.empty());
         if (w.failure.empty())
@@ -181,8 +202,8 @@ public:
   void bind(bind_args args, reply_fn<bind_result> done) override {
     caf::anon_send(actor_, bind_request{std::move(args), std::move(done)});
   }
-  void inspect(inspect_query query, reply_fn<json::value> done) override {
-    caf::anon_send(actor_, inspect_request{std::move(query), std::move(done)});
+  void inspect(std::string path, inspect_fn done) override {
+    caf::anon_send(actor_, inspect_request{std::move(path), std::move(done)});
   }
 
 private:

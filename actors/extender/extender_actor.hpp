@@ -4,7 +4,8 @@
 //
 //   pods watch  ──object_event<pod>──▶  extender actor ◀──filter/preempt/bind/inspect── server io thread
 //   nodes watch ──object_event<node>──▶      │            (actor_backend: anon_send + answer callback)
-//                                            └──pods/binding, Warning Events──▶ API server
+//                                            ├──pods/binding──▶ API server
+//                                            └──Warning Events (invalid spec, lazy preemption)──▶ event recorder
 //
 // Requests that need the cluster's state (filter, preempt, bind) wait until both watches have
 // applied their first LIST, so that bound pods are recovered from their bind-info before any
@@ -15,6 +16,7 @@
 #include "actors/extender/extender_logic.hpp"
 #include "k8s/client/client.hpp"
 
+#include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 
 #include <memory>
@@ -24,6 +26,7 @@ namespace kozmo::extender {
 
 struct extender_actor_config {
   std::string event_component = "kozmo-extender"; // Event source.component
+  caf::actor recorder; // the event recorder; null: the extender spawns its own
 };
 
 caf::actor spawn_extender_actor(caf::actor_system& sys, std::shared_ptr<client::client> cli,

@@ -10,37 +10,12 @@ namespace {
 
 using scheduler::decision_kind;
 
-bool finished(const k8s::pod& p) { return p.status.phase == "Succeeded" || p.status.phase == "Failed"; }
-
-std::int64_t created_ms(const k8s::pod& p) {
-  if (!p.metadata.creation_timestamp) return 0;
-  return std::chrono::duration_cast<std::chrono::milliseconds>(p.metadata.creation_timestamp->time_since_epoch())
-      .count();
-}
-
-std::string annotation(const k8s::pod& p, const char* key) {
-  auto it = p.metadata.annotations.find(key);
-  return it == p.metadata.annotations.end() ? std::string() : it->second;
-}
-
-expected<scheduler::pod_view> view_of(const k8s::pod& p) {
-  std::map<std::string, std::string> annotations = p.metadata.annotations;
-  auto spec = scheduler::parse_pod_scheduling_spec(annotations, p.metadata.namespace_, p.metadata.name);
-  if (!spec) return spec.err();
-  scheduler::pod_view v;
-  v.ref = {p.metadata.namespace_, p.metadata.name, p.metadata.uid};
-  v.spec = std::move(*spec);
-  v.node = p.spec.node_name;
-  v.bind_info = annotation(p, scheduler::bind_info_annotation);
-  v.created_ms = created_ms(p);
-  return v;
-}
-
 std::string pod_key(const k8s::pod& p) { return p.metadata.namespace_ + "/" + p.metadata.name; }
 
 } // namespace
 
-extender_logic::extender_logic(scheduler::scheduler_core core) : core_(std::move(core)) {}
+extender_logic::extender_logic(scheduler::scheduler_core core, scheduler::intake_options intake)
+    : core_(std::move(core)), intake_(std::move(intake)) {}
 
 void extender_logic::on_node(const k8s::node& node, bool deleted) {
   if (deleted) {
@@ -48,16 +23,12 @@ void extender_logic::on_node(const k8s::node& node, bool deleted) {
     core_.remove_node(node.metadata.name);
     return;
   }
-  // Healthy as HiveD sees it: schedulable and Ready=True.
-  bool ready = false;
-  for (const auto& c : node.status.conditions)
-    if (c.type == "Ready") ready = c.status == "True";
-  core_.set_node(node.metadata.name, ready && !node.spec.unschedulable);
+  core_.set_node(node.metadata.name, scheduler::node_healthy(node));
 }
 
 status extender_logic::on_pod(const k8s::pod& pod, bool deleted) {
   const auto& uid = pod.metadata.uid;
-  if (deleted || finished(pod)) {
+  if (deleted || scheduler::finished(pod)) {
     core_.remove_pod(uid);
     chosen_.erase(uid);
     preempting_.erase(uid);
@@ -72,7 +43,7 @@ status extender_logic::on_pod(const k8s::pod& pod, bool deleted) {
   }
   if (finished_.count(uid)) return ok;
   if (!pod.spec.node_name.empty()) pod_nodes_[uid] = pod.spec.node_name;
-  auto view = view_of(pod);
+  auto view = scheduler::pod_view_of(pod, intake_);
   if (!view) return ok; // not ours, or a spec error that filter reports to kube-scheduler
   if (!pod.spec.node_name.empty()) {
     if (!core_.group_of(uid).empty()) {
@@ -95,13 +66,8 @@ status extender_logic::on_pod(const k8s::pod& pod, bool deleted) {
 
 status extender_logic::admit(const k8s::pod& pod) {
   if (!core_.group_of(pod.metadata.uid).empty()) return ok;
-  auto view = view_of(pod);
-  if (!view) {
-    if (view.err().reason == "NotRequested")
-      return error::bad_request("pod " + pod_key(pod) + " has no " + scheduler::hived_spec_annotation +
-                                " annotation (nor kozmo.io scheduling keys)");
-    return error::bad_request("pod " + pod_key(pod) + ": " + view.err().message);
-  }
+  auto view = scheduler::pod_view_of(pod, intake_);
+  if (!view) return error::bad_request("pod " + pod_key(pod) + ": " + view.err().message);
   view->node.clear(); // kube-scheduler only filters pods that are not bound yet
   if (auto st = core_.add_pod(*view); !st) return error::bad_request("pod " + pod_key(pod) + ": " + st.err().message);
   return ok;
@@ -184,26 +150,8 @@ void extender_logic::bind_done(const std::string& uid, bool succeeded) {
   if (succeeded) core_.pod_bound(uid);
 }
 
-expected<json::value> extender_logic::inspect(const inspect_query& q) const {
-  switch (q.kind) {
-  case inspect_kind::affinity_groups: {
-    auto groups = core_.inspect_groups();
-    if (groups.is_array()) return json::value(json::object{{"items", std::move(groups)}}); // AffinityGroupList
-    return groups;
-  }
-  case inspect_kind::affinity_group:
-    return core_.inspect_group(q.name);
-  case inspect_kind::cluster_status:
-    return json::value(json::object{{"physicalCluster", core_.inspect_physical_cluster()},
-                                    {"virtualClusters", core_.inspect_virtual_clusters()}});
-  case inspect_kind::physical_cluster:
-    return core_.inspect_physical_cluster();
-  case inspect_kind::virtual_clusters:
-    return core_.inspect_virtual_clusters();
-  case inspect_kind::virtual_cluster:
-    return core_.inspect_virtual_cluster(q.name);
-  }
-  return error::not_found("unknown inspect view");
+scheduler::inspect_answer extender_logic::inspect(std::string_view path) const {
+  return scheduler::answer_inspect(core_, path);
 }
 
 } // namespace kozmo::extender

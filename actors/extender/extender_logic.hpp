@@ -1,6 +1,8 @@
 // What the extender decides, without I/O: it owns a scheduler_core, is fed pods and nodes,
 // and turns kube-scheduler's filter / preempt / bind calls into the core's decisions and back.
-// The extender actor calls it serially (one actor, one core); tests call it directly.
+// The extender actor calls it serially (one actor, one core); tests call it directly. Pods and
+// nodes are read by pod_intake.hpp and inspect is answered by inspect_api.hpp, as in direct
+// mode: both front doors accept the same pods and answer the same JSON.
 //
 // Rules (HiveD's extender behaviour):
 //  1. filter: a pod the core has not seen yet is added from the request itself (the pods watch
@@ -22,6 +24,7 @@
 
 #include "actors/extender/extender_backend.hpp"
 #include "actors/extender/extender_codec.hpp"
+#include "actors/scheduler/pod_intake.hpp"
 #include "actors/scheduler/scheduler_core.hpp"
 #include "k8s/client/resource.hpp"
 #include "k8s/model/node.hpp"
@@ -54,7 +57,7 @@ inline constexpr const char* waiting_prefix = "Pod is waiting for preemptible or
 
 class extender_logic {
 public:
-  explicit extender_logic(scheduler::scheduler_core core);
+  explicit extender_logic(scheduler::scheduler_core core, scheduler::intake_options intake = {});
 
   // Watch events. `deleted` for a DELETED event. on_pod's error says why a bound pod's
   // bind-info could not be recovered (its GPUs are then not counted as used: worth a log line).
@@ -67,7 +70,10 @@ public:
   expected<client::binding> bind(const bind_args& args);
   // The binding write's outcome: success marks the pod bound in the core.
   void bind_done(const std::string& uid, bool succeeded);
-  expected<json::value> inspect(const inspect_query& query) const;
+  scheduler::inspect_answer inspect(std::string_view path) const;
+  // What the core noticed since the last call (lazy preemptions, downgrades after a
+  // reconfiguration): the caller logs them and posts an Event on each pod.
+  std::vector<scheduler::group_notice> take_notices() { return core_.take_notices(); }
 
   const scheduler::scheduler_core& core() const { return core_; }
 
@@ -76,6 +82,7 @@ private:
   status admit(const k8s::pod& pod);
 
   scheduler::scheduler_core core_;
+  scheduler::intake_options intake_;
   std::map<std::string, scheduler::pod_decision> chosen_;   // uid -> bind decision from filter
   std::map<std::string, scheduler::pod_decision> preempting_; // uid -> preempt decision
   std::map<std::string, std::string> warned_;                // uid -> last warning posted

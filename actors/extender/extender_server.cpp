@@ -2,9 +2,6 @@
 // hand-off of each request to the backend and of its answer back to the io thread.
 #include "actors/extender/extender_server.hpp"
 
-#include "k8s/url.hpp"
-#include "k8s/metrics/registry.hpp"
-
 #include <utility>
 
 #include <boost/asio/ip/tcp.hpp>
@@ -16,7 +13,6 @@
 #include <spdlog/spdlog.h>
 
 #include <atomic>
-#include <charconv>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -29,80 +25,6 @@ namespace net = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = net::ip::tcp;
-
-// ---- routing (pure) ------------------------------------------------------------------------
-
-namespace {
-
-bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
-
-} // namespace
-
-route route_of(std::string_view method, std::string_view target) {
-  auto path = target.substr(0, target.find('?'));
-  route r;
-  auto want = [&](route_kind kind, std::string_view verb) {
-    r.kind = method == verb ? kind : route_kind::method_not_allowed;
-    return r;
-  };
-  if (path == "/v1/extender/filter") return want(route_kind::filter, "POST");
-  if (path == "/v1/extender/preempt") return want(route_kind::preempt, "POST");
-  if (path == "/v1/extender/bind") return want(route_kind::bind, "POST");
-  if (path == "/healthz") return want(route_kind::healthz, "GET");
-  if (path == "/metrics") return want(route_kind::metrics, "GET");
-
-  constexpr std::string_view groups = "/v1/inspect/affinitygroups";
-  constexpr std::string_view status = "/v1/inspect/clusterstatus";
-  constexpr std::string_view vcs = "/v1/inspect/clusterstatus/virtualclusters";
-  auto inspect = [&](inspect_kind kind, std::string_view name = {}) {
-    r.query = {kind, url::decode(name)};
-    return want(route_kind::inspect, "GET");
-  };
-  if (path == groups || path == std::string(groups) + "/") return inspect(inspect_kind::affinity_groups);
-  // Group names may hold a slash (the default group of a pod is "<ns>/<pod>"): the rest is the name.
-  if (starts_with(path, std::string(groups) + "/")) return inspect(inspect_kind::affinity_group, path.substr(groups.size() + 1));
-  if (path == status || path == std::string(status) + "/") return inspect(inspect_kind::cluster_status);
-  if (path == std::string(status) + "/physicalcluster" || path == std::string(status) + "/physicalcluster/")
-    return inspect(inspect_kind::physical_cluster);
-  if (path == vcs || path == std::string(vcs) + "/") return inspect(inspect_kind::virtual_clusters);
-  if (starts_with(path, std::string(vcs) + "/")) {
-    auto name = path.substr(vcs.size() + 1);
-    if (!name.empty() && name.back() == '/') name.remove_suffix(1);
-    if (name.find('/') == std::string_view::npos) return inspect(inspect_kind::virtual_cluster, name);
-  }
-  r.kind = route_kind::not_found;
-  return r;
-}
-
-expected<std::pair<std::string, unsigned short>> parse_listen(std::string_view text) {
-  auto colon = text.rfind(':');
-  if (colon == std::string_view::npos) return error{"listen address '" + std::string(text) + "' is not host:port"};
-  auto host = std::string(text.substr(0, colon));
-  auto port_text = text.substr(colon + 1);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  unsigned port = 0;
-  auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-  if (ec != std::errc() || end != port_text.data() + port_text.size() || port > 65535 || port_text.empty())
-    return error{"listen address '" + std::string(text) + "' has no valid port"};
-  return std::make_pair(host.empty() ? std::string("0.0.0.0") : host, static_cast<unsigned short>(port));
-}
-
-// ---- the server ------------------------------------------------------------------------------
-
-namespace {
-
-struct http_answer {
-  unsigned status = 200;
-  std::string body;
-  const char* content_type = "application/json";
-};
-
-http_answer error_answer(const error& e) {
-  unsigned code = e.code >= 400 && e.code < 600 ? static_cast<unsigned>(e.code) : 500u;
-  return {code, encode_error(static_cast<int>(code), e.message)};
-}
-
-} // namespace
 
 namespace {
 
@@ -181,23 +103,8 @@ struct server_state {
     };
   }
 
-  template <class Decode, class Call>
-  void call_backend(std::function<void(http_answer)> answer, const std::string& body, Decode decode, Call call) {
-    auto args = decode(body);
-    if (!args) {
-      answer(error_answer(args.err()));
-      return;
-    }
-    call(std::move(*args), [answer](auto result) {
-      if (!result) {
-        answer(error_answer(result.err()));
-        return;
-      }
-      answer(http_answer{200, encode(*result)});
-    });
-  }
-
-  void dispatch(const std::shared_ptr<session>& s, const route& r, const std::string& body) {
+  void dispatch(const std::shared_ptr<session>& s, std::string_view method, std::string_view target,
+                const std::string& body) {
     auto id = next_id++;
     waiting.emplace(id, s);
     s->wait_timer().expires_after(opts.backend_timeout);
@@ -205,34 +112,7 @@ struct server_state {
       if (ec) return;
       deliver(id, http_answer{504, encode_error(504, "the GPU scheduler did not answer in time")});
     });
-    auto answer = answer_for(id);
-    try {
-      switch (r.kind) {
-      case route_kind::filter:
-        call_backend(answer, body, decode_filter_args,
-                     [&](filter_args a, auto done) { backend->filter(std::move(a), std::move(done)); });
-        return;
-      case route_kind::preempt:
-        call_backend(answer, body, decode_preempt_args,
-                     [&](preempt_args a, auto done) { backend->preempt(std::move(a), std::move(done)); });
-        return;
-      case route_kind::bind:
-        call_backend(answer, body, decode_bind_args,
-                     [&](bind_args a, auto done) { backend->bind(std::move(a), std::move(done)); });
-        return;
-      case route_kind::inspect:
-        backend->inspect(r.query, [answer](expected<json::value> v) {
-          answer(v ? http_answer{200, json::dump(*v)} : error_answer(v.err()));
-        });
-        return;
-      default:
-        answer(error_answer(error::internal("unroutable request")));
-      }
-    } catch (const std::exception& e) {
-      // A backend must not throw; if one does, the request fails and the server lives on.
-      spdlog::error("extender backend threw: {}", e.what());
-      answer(error_answer(error::internal(std::string("internal error: ") + e.what())));
-    }
+    serve_request(*backend, method, target, body, answer_for(id));
   }
 };
 
@@ -259,21 +139,8 @@ void session::on_read(beast::error_code ec) {
   auto req = parser_->release();
   keep_alive_ = req.keep_alive();
   version_ = req.version();
-  auto r = route_of(std::string_view(req.method_string().data(), req.method_string().size()),
-                    std::string_view(req.target().data(), req.target().size()));
-  switch (r.kind) {
-  case route_kind::healthz:
-    return respond({200, "ok", "text/plain; charset=utf-8"});
-  case route_kind::metrics:
-    return respond({200, metrics::render(), metrics::content_type});
-  case route_kind::not_found:
-    return respond({404, encode_error(404, "no such path: " + std::string(req.target()))});
-  case route_kind::method_not_allowed:
-    return respond({405, encode_error(405, std::string(req.method_string()) + " is not allowed on " +
-                                              std::string(req.target()))});
-  default:
-    owner_.dispatch(shared_from_this(), r, req.body());
-  }
+  owner_.dispatch(shared_from_this(), std::string_view(req.method_string().data(), req.method_string().size()),
+                  std::string_view(req.target().data(), req.target().size()), req.body());
 }
 
 void session::respond(http_answer a) {

@@ -1,5 +1,7 @@
 #include "actors/kubelet/cluster_shape.hpp"
 
+#include "k8s/model/kozmo_keys.hpp"
+
 #include <yaml-cpp/yaml.h>
 
 namespace kozmo::kubelet {
@@ -124,9 +126,9 @@ json::value node_object(const node_shape& shape, const std::string& now) {
   labels["kubernetes.io/hostname"] = shape.name;
   labels["kubernetes.io/os"] = "linux";
   labels["kubernetes.io/arch"] = "amd64";
-  labels["kozmo.io/simulated"] = "true";
+  labels[keys::simulated] = "true";
   if (shape.gpus > 0)
-    labels["kozmo.io/gpu-type"] = shape.gpu_type;
+    labels[keys::gpu_type] = shape.gpu_type;
   for (const auto& [k, v] : shape.labels)
     labels[k] = v;
   node["spec"]["podCIDR"] = shape.pod_cidr;

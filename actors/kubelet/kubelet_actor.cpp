@@ -2,7 +2,7 @@
 
 #include "actors/kubelet/pod_lifecycle.hpp"
 #include "actors/watch/object_traits.hpp"
-#include "k8s/model/make_event.hpp"
+#include "actors/controller/event_recorder_actor.hpp"
 #include "k8s/model/time.hpp"
 #include "messages/atoms.hpp"
 #include "messages/watch_messages.hpp"
@@ -51,12 +51,8 @@ client::resource_ref pod_ref(const std::string& ns, const std::string& name) {
 void post_event(kubelet_actor* self, const tracked_pod& p, const std::string& uid, const std::string& type,
                 const std::string& reason, const std::string& message) {
   auto& st = self->state;
-  auto ev = k8s::make_event(k8s::pod_reference(p.ns, p.name, uid), {"kubelet", st.cfg.node.name}, type, reason, message,
-                            clock::now());
-  st.cli->create_event(ev, [](expected<json::value> r) {
-    if (!r)
-      spdlog::debug("kubelet could not post an event: {}", r.err().message);
-  });
+  controller::record(st.cfg.recorder,
+                     controller::pod_note(p.ns, p.name, uid, {"kubelet", st.cfg.node.name}, type, reason, message));
 }
 
 // The pod IP for the next pod: an address in the node's /24.

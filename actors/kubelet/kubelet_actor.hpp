@@ -2,7 +2,7 @@
 //
 //   kubelet ──create/patch Node, renew Lease──▶ API server     (registration, heartbeats)
 //   pods watch ──object_event<pod> (spec.nodeName = this node)──▶ kubelet
-//   kubelet ──pods/status patches, Events, final DELETE (grace 0)──▶ API server
+//   kubelet ──pods/status patches, final DELETE (grace 0)──▶ API server; Events──▶ event recorder
 //   kubelet ──(advance_atom, uid, generation) after a delay──▶ itself  (lifecycle timers)
 //
 // It only uses the client, so it runs against `kozmo local`'s embedded server and against a
@@ -12,6 +12,7 @@
 #include "actors/kubelet/cluster_shape.hpp"
 #include "k8s/client/client.hpp"
 
+#include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 
 #include <chrono>
@@ -22,6 +23,7 @@ namespace kozmo::kubelet {
 struct kubelet_config {
   node_shape node;
   std::chrono::milliseconds heartbeat{10000}; // node status + Lease renewal period
+  caf::actor recorder;                        // the event recorder; null: no Events
 };
 
 // `pods_watch` is a watch actor of pods (watch::spawn_watch<k8s::pod>); the kubelet

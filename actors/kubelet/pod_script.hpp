@@ -16,6 +16,7 @@
 #pragma once
 
 #include "k8s/error.hpp"
+#include "k8s/model/kozmo_keys.hpp"
 
 #include <chrono>
 #include <map>
@@ -45,7 +46,7 @@ struct pod_script {
   duration stop_duration{0};
 };
 
-inline constexpr std::string_view annotation_prefix = "kozmo.io/sim-";
+inline constexpr std::string_view annotation_prefix = keys::sim_prefix;
 
 // Reads the kozmo.io/sim-* annotations. Unknown kozmo.io/sim-* keys and malformed values are
 // errors that name the annotation and say what is accepted.

@@ -149,39 +149,42 @@ expected<pod_scheduling_spec> parse_hived_spec(const std::string& yaml_text, con
 }
 
 expected<pod_scheduling_spec> parse_pod_scheduling_spec(const std::map<std::string, std::string>& annotations,
-                                                        const std::string& ns, const std::string& name) {
+                                                        const std::string& ns, const std::string& name,
+                                                        const spec_defaults* defaults) {
   if (auto it = annotations.find(hived_spec_annotation); it != annotations.end())
     return parse_hived_spec(it->second, ns, name);
   pod_scheduling_spec s;
   bool any = false;
+  bool has_vc = false, has_number = false;
   for (const auto& [key, value] : annotations) {
     if (key.rfind("kozmo.io/", 0) != 0)
       continue;
-    std::string k = key.substr(9);
-    if (k == "virtual-cluster") {
+    has_vc = has_vc || key == keys::virtual_cluster;
+    has_number = has_number || key == keys::leaf_cell_number;
+    if (key == keys::virtual_cluster) {
       s.virtual_cluster = value;
-    } else if (k == "priority") {
+    } else if (key == keys::priority) {
       auto v = to_int(key, value);
       if (!v)
         return v.err();
       s.priority = *v;
-    } else if (k == "leaf-cell-type") {
+    } else if (key == keys::leaf_cell_type) {
       s.leaf_cell_type = value;
-    } else if (k == "leaf-cell-number") {
+    } else if (key == keys::leaf_cell_number) {
       auto v = to_int(key, value);
       if (!v)
         return v.err();
       s.leaf_cell_number = *v;
-    } else if (k == "pinned-cell") {
+    } else if (key == keys::pinned_cell) {
       s.pinned_cell_id = value;
-    } else if (k == "lazy-preemption") {
+    } else if (key == keys::lazy_preemption) {
       auto v = to_bool(key, value);
       if (!v)
         return v.err();
       s.lazy_preemption_enable = *v;
-    } else if (k == "gang") {
+    } else if (key == keys::gang) {
       s.affinity_group = value;
-    } else if (k == "gang-members") {
+    } else if (key == keys::gang_members) {
       auto v = parse_members(value);
       if (!v)
         return v.err();
@@ -191,9 +194,45 @@ expected<pod_scheduling_spec> parse_pod_scheduling_spec(const std::map<std::stri
     }
     any = true;
   }
-  if (!any)
+  if (!any && !defaults)
     return error{"the pod asks nothing of the GPU scheduler", 0, "NotRequested"};
+  if (defaults && !has_vc)
+    s.virtual_cluster = defaults->virtual_cluster;
+  if (defaults && !has_number) {
+    s.leaf_cell_number = defaults->leaf_cell_number;
+    if (s.leaf_cell_number <= 0 && s.members.size() == 1)
+      s.leaf_cell_number = s.members.front().leaf_cell_number;
+    if (s.leaf_cell_number <= 0)
+      return bad(std::string("the pod asks for no GPU: set a GPU limit on its containers or ") + keys::leaf_cell_number);
+  }
   return complete(std::move(s), ns, name);
+}
+
+std::string format_members(const std::vector<affinity_member>& members) {
+  std::string out;
+  for (const auto& m : members)
+    out += (out.empty() ? "" : ",") + std::to_string(m.pod_number) + "x" + std::to_string(m.leaf_cell_number);
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> scheduling_annotations(const pod_scheduling_spec& spec) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (!spec.virtual_cluster.empty())
+    out.emplace_back(keys::virtual_cluster, spec.virtual_cluster);
+  out.emplace_back(keys::priority, std::to_string(spec.priority));
+  if (spec.leaf_cell_number > 0)
+    out.emplace_back(keys::leaf_cell_number, std::to_string(spec.leaf_cell_number));
+  if (!spec.leaf_cell_type.empty())
+    out.emplace_back(keys::leaf_cell_type, spec.leaf_cell_type);
+  if (!spec.pinned_cell_id.empty())
+    out.emplace_back(keys::pinned_cell, spec.pinned_cell_id);
+  if (spec.lazy_preemption_enable)
+    out.emplace_back(keys::lazy_preemption, "true");
+  if (!spec.affinity_group.empty()) {
+    out.emplace_back(keys::gang, spec.affinity_group);
+    out.emplace_back(keys::gang_members, format_members(spec.members));
+  }
+  return out;
 }
 
 } // namespace kozmo::scheduler

@@ -24,15 +24,17 @@
 #pragma once
 
 #include "k8s/error.hpp"
+#include "k8s/model/kozmo_keys.hpp"
 
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kozmo::scheduler {
 
-inline constexpr const char* hived_spec_annotation = "hivedscheduler.microsoft.com/pod-scheduling-spec";
+inline constexpr const char* hived_spec_annotation = keys::hived_spec;
 
 struct affinity_member {
   int pod_number = 0;
@@ -55,11 +57,29 @@ struct pod_scheduling_spec {
   bool opportunistic() const { return priority == -1; }
 };
 
+// What Kozmo fills in where a pod's flat keys say nothing (the HiveD annotation is taken as
+// written): the virtual cluster, and the pod's GPUs (its GPU limit, else the size of the gang's
+// only member). A pod that names no key at all is then a gang of one.
+struct spec_defaults {
+  std::string virtual_cluster;
+  int leaf_cell_number = 0; // the pod's GPU limit; 0: none
+};
+
 // Reads the pod's scheduling request from its annotations. `ns`/`name` name the default
-// group. Returns nothing-found as an error with reason "NotRequested" when neither the HiveD
-// annotation nor any kozmo.io scheduling key is present.
+// group. Without `defaults`, a pod that has neither the HiveD annotation nor any kozmo.io
+// scheduling key is an error with reason "NotRequested".
 expected<pod_scheduling_spec> parse_pod_scheduling_spec(const std::map<std::string, std::string>& annotations,
-                                                        const std::string& ns, const std::string& name);
+                                                        const std::string& ns, const std::string& name,
+                                                        const spec_defaults* defaults = nullptr);
+
+// The writer beside the parser: the flat annotations that ask for `spec` (what training and
+// tasks put on the pods they create). Virtual cluster, priority and leaf cell number always;
+// leaf type, pinned cell and lazy preemption when set; the gang's name and members when the
+// spec names a group.
+std::vector<std::pair<std::string, std::string>> scheduling_annotations(const pod_scheduling_spec& spec);
+
+// "4x2,1x4": pods x GPUs per member, the kozmo.io/gang-members form.
+std::string format_members(const std::vector<affinity_member>& members);
 
 // The HiveD YAML form alone (for the extender and tests).
 expected<pod_scheduling_spec> parse_hived_spec(const std::string& yaml_text, const std::string& ns,

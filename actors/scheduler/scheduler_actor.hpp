@@ -1,26 +1,29 @@
-// The scheduler actor: exactly one per cluster. It owns the scheduler_core (the only place
-// where GPU state changes) and serialises every call to it.
+// The scheduler actor (direct mode: `schedulerName: kozmo`): exactly one per cluster. It owns
+// the scheduler_core (the only place where GPU state changes) and serialises every call to it.
 //
 //   pods watch  ──object_event<pod> (schedulerName = cfg.scheduler_name)──▶ scheduler
 //   nodes watch ──object_event<node>──▶ scheduler         (Ready / unschedulable / deleted)
 //   scheduler ──group_bind / group_preempt / group_pod_gone / group_release──▶ cellgroup (one per gang)
 //   cellgroup ──group_pod_bound / group_bind_failed / group_released──▶ scheduler
-//   scheduler ──PodScheduled=False, FailedScheduling / InvalidSchedulingSpec Events──▶ API server
-//   extender / inspect routes ──filter/preempt/bind/inspect_request──▶ scheduler (messages/scheduler_messages.hpp)
+//   scheduler ──PodScheduled=False──▶ API server;  ──event_note──▶ event recorder
+//   inspect routes ──inspect_request / inspect_callback──▶ scheduler (messages/scheduler_messages.hpp)
 //
 // Start-up: it subscribes to both watches, waits until both have listed, recovers every pod
-// already bound with a bind-info annotation, and only then schedules or answers requests
-// (requests that arrive earlier are answered once recovery is done).
+// already bound with a bind-info annotation, and only then schedules or answers inspect
+// (requests that arrive earlier are answered once recovery is done). After each batch of
+// watch events (one pass per mailbox drain) it runs the core's schedule() and acts on every
+// decision. What the core notices on its own (a lazy preemption, a group downgraded after a
+// reconfiguration, a cancelled preemption) is logged and posted as an Event on the group's pods.
 //
-// Direct mode (`kozmo local`): after each batch of watch events (one pass per mailbox drain)
-// it runs the core's schedule() and acts on every decision. Extender mode: kube-scheduler
-// drives placement through filter/preempt/bind requests; the watches only feed recovery,
-// deletions and node health.
+// Pods enter the core through pod_intake.hpp and inspect is answered by inspect_api.hpp, the
+// same code the extender (kube-scheduler mode, actors/extender) uses.
 #pragma once
 
+#include "actors/controller/clock.hpp"
 #include "k8s/client/client.hpp"
 #include "k8s/error.hpp"
 
+#include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 
 #include <functional>
@@ -30,16 +33,17 @@
 namespace kozmo::scheduler {
 
 struct scheduler_actor_config {
-  std::string config_yaml;                  // HiveD's configuration, as text
-  std::string scheduler_name = "kozmo";     // pods with this spec.schedulerName are ours
-  bool direct = true;                       // false: extender mode (no schedule() passes)
-  std::string default_virtual_cluster;      // for pods that name none; "" = "default", or the only VC
+  std::string config_yaml;                    // HiveD's configuration, as text
+  std::string scheduler_name = "kozmo";       // pods with this spec.schedulerName are ours
+  std::string default_virtual_cluster;        // for pods that name none; "" = "default", or the only VC
   std::string component = "kozmo-scheduler"; // Event source
+  caf::actor recorder;                        // the event recorder (controller/event_recorder_actor.hpp)
+  std::shared_ptr<const controller::clock> time = controller::real_clock();
 };
 
 // Spawns the cellgroup actor of `group` (dependency injection: runtime passes
-// cellgroup::spawn_cellgroup, tests may pass a fake). `force_bind_threshold` comes from the
-// configuration; `scheduler` is where the cellgroup reports.
+// cellgroup::spawn_cellgroup). `force_bind_threshold` comes from the configuration;
+// `scheduler` is where the cellgroup reports.
 using cellgroup_factory =
     std::function<caf::actor(const std::string& group, int force_bind_threshold, const caf::actor& scheduler)>;
 

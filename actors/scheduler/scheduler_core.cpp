@@ -207,18 +207,21 @@ status scheduler_core::recover_pod(const pod_view& pod) {
   return impl_->recover(pod);
 }
 
-void scheduler_core::remove_pod(std::string_view uid) {
+pod_removal scheduler_core::remove_pod(std::string_view uid) {
   auto& d = *impl_;
+  pod_removal out;
   auto it = d.pods.find(uid);
-  if (it == d.pods.end()) return;
-  const std::string group = it->second.group;
+  if (it == d.pods.end()) return out;
+  out.group = it->second.group;
   d.pods.erase(it);
-  auto g = d.groups.find(group);
-  if (g == d.groups.end()) return;
+  auto g = d.groups.find(out.group);
+  if (g == d.groups.end()) return out;
   g->second.pods.erase(std::string(uid));
   for (auto& s : g->second.slots)
     if (s.pod_uid == uid) s.pod_uid.clear();
-  d.drop_group_if_empty(group);
+  out.group_released = g->second.pods.empty();
+  d.drop_group_if_empty(out.group);
+  return out;
 }
 
 void scheduler_core::pod_bound(std::string_view uid) {
@@ -285,9 +288,28 @@ std::string scheduler_core::group_of(std::string_view uid) const {
   return it == impl_->pods.end() ? std::string() : it->second.group;
 }
 
+std::size_t scheduler_core::waiting_pods() const {
+  std::size_t n = 0;
+  for (const auto& name : impl_->waiting)
+    for (const auto& uid : impl_->groups.find(name)->second.pods) n += impl_->pods.at(uid).decided ? 0 : 1;
+  return n;
+}
+
+std::size_t scheduler_core::placed_groups() const {
+  std::size_t n = 0;
+  for (const auto& [_, g] : impl_->groups) n += g.state == group_state::pending ? 0 : 1;
+  return n;
+}
+
 std::vector<group_notice> scheduler_core::take_notices() {
   std::vector<group_notice> out;
   out.swap(impl_->notices);
+  for (auto& n : out) {
+    auto g = impl_->groups.find(n.group);
+    if (g == impl_->groups.end()) continue;
+    for (const auto& uid : g->second.pods)
+      if (auto p = impl_->pods.find(uid); p != impl_->pods.end()) n.pods.push_back(p->second.view.ref);
+  }
   return out;
 }
 

@@ -64,9 +64,8 @@
 
 namespace kozmo::scheduler {
 
-inline constexpr const char* bind_info_annotation = "hivedscheduler.microsoft.com/pod-bind-info";
-inline constexpr const char* leaf_cell_isolation_annotation =
-    "hivedscheduler.microsoft.com/pod-leaf-cell-isolation";
+inline constexpr const char* bind_info_annotation = keys::bind_info;
+inline constexpr const char* leaf_cell_isolation_annotation = keys::leaf_cell_isolation;
 
 struct pod_ref {
   std::string ns;
@@ -101,12 +100,33 @@ struct pod_decision {
   std::string reason;
 };
 
-// Something that happened to a group outside any pod decision, for the caller to log or post
-// as an Event: a lazy preemption (the group now runs as opportunistic), a preemption that was
-// cancelled, a group recovered after a configuration change that no longer fits its VC.
+// Something that happened to a group outside any pod decision, for the caller to log and post
+// as an Event on the group's pods.
+enum class notice_kind {
+  lazy_preempted,        // a higher-priority group took its VC cells: it now runs as opportunistic
+  downgraded,            // recovered after a configuration change that no longer fits its VC
+  preemption_cancelled,  // a higher-priority group took the cells it was preempting or reserving
+};
+
 struct group_notice {
+  notice_kind kind = notice_kind::lazy_preempted;
   std::string group;
   std::string message;
+  std::vector<pod_ref> pods; // the group's live pods when the notice was taken
+};
+
+// The Event a notice becomes on each of its pods: reason "LazyPreempted" / "Downgraded"
+// (Warning) or "PreemptionCancelled" (Normal).
+inline const char* event_reason(notice_kind k) {
+  return k == notice_kind::lazy_preempted ? "LazyPreempted" : k == notice_kind::downgraded ? "Downgraded"
+                                                                                           : "PreemptionCancelled";
+}
+inline const char* event_type(notice_kind k) { return k == notice_kind::preemption_cancelled ? "Normal" : "Warning"; }
+
+// What remove_pod changed, so that the caller keeps no mirror of the core.
+struct pod_removal {
+  std::string group;           // the pod's group; empty when the core did not know the pod
+  bool group_released = false; // it was the group's last live pod: its cells are free again
 };
 
 struct scheduler_options {
@@ -138,8 +158,8 @@ public:
   status recover_pod(const pod_view& pod);
   // A waiting pod (note 4).
   status add_pod(const pod_view& pod);
-  // Note 3. Unknown uid: no-op.
-  void remove_pod(std::string_view uid);
+  // Note 3. Unknown uid: no-op (an empty removal).
+  pod_removal remove_pod(std::string_view uid);
   // A bind decided earlier has been written (Binding -> Bound).
   void pod_bound(std::string_view uid);
 
@@ -155,8 +175,13 @@ public:
 
   // The group a pod belongs to; empty for an unknown pod.
   std::string group_of(std::string_view uid) const;
+  // Pods known to the core that have no bind decision yet (waiting or preempting).
+  std::size_t waiting_pods() const;
+  // Groups holding GPUs (allocated or preempting).
+  std::size_t placed_groups() const;
 
-  // Notices since the last call (oldest first); the list is cleared.
+  // Notices since the last call (oldest first), each with the group's pods as they are now;
+  // the list is cleared. Call it after every mutating call.
   std::vector<group_notice> take_notices();
 
   // Inspect answers, shaped like HiveD's /v1/inspect/... JSON.

@@ -268,8 +268,10 @@ void core_impl::cancel_preemption(group_entry& g, const std::string& by) {
   release_group(g);
   for (const auto& uid : g.pods)
     if (auto p = pods.find(uid); p != pods.end()) p->second.last_reason.clear();
-  notices.push_back({g.name, std::string(was_reserving ? "reservation" : "preemption") +
-                                 " cancelled: higher-priority group '" + by + "' took the cells"});
+  notices.push_back({notice_kind::preemption_cancelled, g.name,
+                     std::string(was_reserving ? "reservation" : "preemption") + " cancelled: higher-priority group '" +
+                         by + "' took the cells",
+                     {}});
 }
 
 void core_impl::downgrade(group_entry& g, const std::string& reason, const std::string& by,
@@ -282,9 +284,10 @@ void core_impl::downgrade(group_entry& g, const std::string& reason, const std::
   g.lazy_reason = reason;
   g.preemptor = by;
   g.preempted_ms = now_ms;
-  notices.push_back({g.name, "lazily preempted: " + reason +
-                                 "; its pods keep running as opportunistic and are deleted only "
-                                 "if their GPUs are needed"});
+  notices.push_back({by.empty() ? notice_kind::downgraded : notice_kind::lazy_preempted, g.name,
+                     (by.empty() ? "downgraded to opportunistic: " : "lazily preempted: ") + reason +
+                         "; its pods keep running as opportunistic and are deleted only if their GPUs are needed",
+                     {}});
 }
 
 std::string core_impl::place_group(group_entry& g, const std::set<std::string>* nodes,

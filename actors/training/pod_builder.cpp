@@ -1,5 +1,7 @@
 #include "actors/training/pod_builder.hpp"
 
+#include "k8s/model/kozmo_keys.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -142,7 +144,6 @@ gang_plan plan_gang(const training_job& job, const options& opt) {
       job.run.scheduling.queue.empty() ? opt.default_virtual_cluster : job.run.scheduling.queue;
   plan.priority = priority_of(job.run.scheduling.priority_class, opt.priority_classes);
   const int limit = job.run.scheduling.min_available.value_or(job.total_replicas());
-  std::vector<std::pair<int, int>> members; // (gpus, pods) in first-seen order
   int position = 0;
   for (const auto& r : job.replicas) {
     for (int i = 0; i < r.replicas; ++i, ++position) {
@@ -150,15 +151,15 @@ gang_plan plan_gang(const training_job& job, const options& opt) {
       plan.in_gang[{r.type, i}] = member;
       if (!member)
         continue;
-      auto it = std::find_if(members.begin(), members.end(), [&](auto& m) { return m.first == r.gpus_per_pod; });
+      auto& members = plan.members;
+      auto it = std::find_if(members.begin(), members.end(),
+                             [&](const auto& m) { return m.leaf_cell_number == r.gpus_per_pod; });
       if (it == members.end())
-        members.emplace_back(r.gpus_per_pod, 1);
+        members.push_back({1, r.gpus_per_pod});
       else
-        ++it->second;
+        ++it->pod_number;
     }
   }
-  for (const auto& [gpus, pods] : members)
-    plan.members += (plan.members.empty() ? "" : ",") + std::to_string(pods) + "x" + std::to_string(gpus);
   return plan;
 }
 
@@ -197,15 +198,17 @@ json::value build_pod(const training_job& job, const replica_spec& spec, int ind
     json::value& ann = meta["annotations"];
     if (!ann.is_object())
       ann = json::object{};
-    // What the template says wins: a user may pin a VC or priority per replica.
-    set_if_absent(ann, "kozmo.io/virtual-cluster", gang.virtual_cluster);
-    set_if_absent(ann, "kozmo.io/priority", std::to_string(gang.priority));
-    set_if_absent(ann, "kozmo.io/leaf-cell-number", std::to_string(spec.gpus_per_pod));
-    auto it = gang.in_gang.find({spec.type, index});
-    if (it != gang.in_gang.end() && it->second) {
-      set_if_absent(ann, "kozmo.io/gang", gang.name);
-      set_if_absent(ann, "kozmo.io/gang-members", gang.members);
+    scheduler::pod_scheduling_spec want;
+    want.virtual_cluster = gang.virtual_cluster;
+    want.priority = gang.priority;
+    want.leaf_cell_number = spec.gpus_per_pod;
+    if (auto it = gang.in_gang.find({spec.type, index}); it != gang.in_gang.end() && it->second) {
+      want.affinity_group = gang.name;
+      want.members = gang.members;
     }
+    // What the template says wins: a user may pin a VC or priority per replica.
+    for (const auto& [key, value] : scheduler::scheduling_annotations(want))
+      set_if_absent(ann, key, value);
     if (pspec.get_string("schedulerName").empty())
       pspec["schedulerName"] = opt.scheduler_name;
   }

@@ -8,6 +8,7 @@
 
 #include "actors/training/job_model.hpp"
 #include "actors/training/options.hpp"
+#include "actors/scheduler/pod_scheduling_spec.hpp"
 
 #include <map>
 #include <string>
@@ -47,7 +48,7 @@ json::value controller_ref(const training_job& job);
 struct gang_plan {
   bool enabled = false;       // some replica asks for GPUs
   std::string name;           // "<ns>/<job>"
-  std::string members;        // "3x2,1x4": pods x GPUs of the gang
+  std::vector<scheduler::affinity_member> members; // of the gang, in first-seen order
   std::string virtual_cluster;
   int priority = 0;
   std::map<std::pair<std::string, int>, bool> in_gang; // (type, index) → member of the gang

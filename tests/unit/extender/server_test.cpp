@@ -45,11 +45,11 @@ public:
     logic_.bind_done(b->pod_uid, true);
     done(bind_result{});
   }
-  void inspect(inspect_query query, reply_fn<json::value> done) override {
+  void inspect(std::string path, inspect_fn done) override {
     std::lock_guard<std::mutex> lock(m_);
-    threads_.emplace_back([this, query, done] {
+    threads_.emplace_back([this, path, done] {
       std::lock_guard<std::mutex> inner(m_);
-      done(logic_.inspect(query));
+      done(logic_.inspect(path));
     });
   }
   void feed(const k8s::node& n) {
@@ -389,7 +389,7 @@ struct silent_backend final : extender_backend {
   void filter(filter_args, reply_fn<filter_result>) override {}
   void preempt(preempt_args, reply_fn<preempt_result>) override {}
   void bind(bind_args, reply_fn<bind_result>) override {}
-  void inspect(inspect_query, reply_fn<json::value>) override {}
+  void inspect(std::string, inspect_fn) override {}
 };
 } // namespace
 

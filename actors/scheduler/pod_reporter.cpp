@@ -1,0 +1,50 @@
+#include "actors/scheduler/pod_reporter.hpp"
+
+#include "actors/controller/event_recorder_actor.hpp"
+#include "k8s/client/client.hpp"
+#include "k8s/model/pod_patches.hpp"
+
+#include <spdlog/spdlog.h>
+
+namespace kozmo::scheduler {
+
+pod_reporter::pod_reporter(std::shared_ptr<client::client> cli, caf::actor recorder, std::string component)
+    : cli_(std::move(cli)), recorder_(std::move(recorder)), component_(std::move(component)) {}
+
+void pod_reporter::event(const pod_ref& pod, const char* type, const std::string& reason, const std::string& message) {
+  controller::record(recorder_, controller::pod_note(pod.ns, pod.name, pod.uid, {component_, ""}, type, reason, message));
+}
+
+void pod_reporter::unschedulable(const pod_ref& pod, const std::string& reason, const std::string& message) {
+  cli_->patch_status({"", "v1", "pods", pod.ns, pod.name, ""}, client::patch_type::strategic,
+                     k8s::pod_scheduled_false(reason, message), {}, [](expected<json::value> r) {
+                       if (!r)
+                         spdlog::debug("scheduler could not patch a pod condition: {}", r.err().message);
+                     });
+}
+
+void pod_reporter::waiting(const pod_ref& pod, const std::string& reason) {
+  spdlog::info("scheduler pod={}/{} waiting: {}", pod.ns, pod.name, reason);
+  unschedulable(pod, "Unschedulable", reason);
+  event(pod, "Warning", "FailedScheduling", reason);
+}
+
+void pod_reporter::bad_spec(const pod_ref& pod, const std::string& message) {
+  auto& last = spec_error_[pod.uid];
+  if (last == message)
+    return;
+  last = message;
+  spdlog::warn("scheduler pod={}/{} has an invalid scheduling spec: {}", pod.ns, pod.name, message);
+  unschedulable(pod, "InvalidSchedulingSpec", message);
+  event(pod, "Warning", "InvalidSchedulingSpec", message);
+}
+
+void pod_reporter::notices(std::vector<group_notice> notices) {
+  for (const auto& n : notices) {
+    spdlog::warn("scheduler group={} {}: {}", n.group, event_reason(n.kind), n.message);
+    for (const auto& pod : n.pods)
+      event(pod, event_type(n.kind), event_reason(n.kind), n.message);
+  }
+}
+
+} // namespace kozmo::scheduler

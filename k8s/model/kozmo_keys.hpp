@@ -1,0 +1,34 @@
+// Every annotation and label key Kozmo reads or writes on Kubernetes objects, in one place, so
+// that the part that writes a key and the part that reads it cannot drift apart. What each one
+// means is in the README ("GPU scheduling", "Scripting a pod's life").
+#pragma once
+
+namespace kozmo::keys {
+
+// --- GPU scheduling requests (actors/scheduler/pod_scheduling_spec.hpp) -------------------
+// Kozmo's flat keys.
+inline constexpr const char* virtual_cluster = "kozmo.io/virtual-cluster";
+inline constexpr const char* priority = "kozmo.io/priority";
+inline constexpr const char* leaf_cell_type = "kozmo.io/leaf-cell-type";
+inline constexpr const char* leaf_cell_number = "kozmo.io/leaf-cell-number";
+inline constexpr const char* pinned_cell = "kozmo.io/pinned-cell";
+inline constexpr const char* lazy_preemption = "kozmo.io/lazy-preemption";
+inline constexpr const char* gang = "kozmo.io/gang";
+inline constexpr const char* gang_members = "kozmo.io/gang-members"; // "4x2,1x4": pods x GPUs
+// HiveD's own, accepted unchanged; the HiveD spec wins over the flat keys.
+inline constexpr const char* hived_spec = "hivedscheduler.microsoft.com/pod-scheduling-spec";
+// Written by the scheduler at bind: the gang's placement (read back after a restart) and the
+// pod's GPU indices.
+inline constexpr const char* bind_info = "hivedscheduler.microsoft.com/pod-bind-info";
+inline constexpr const char* leaf_cell_isolation = "hivedscheduler.microsoft.com/pod-leaf-cell-isolation";
+
+// --- Simulated nodes (actors/kubelet) -------------------------------------------------------
+// kozmo.io/sim-duration, sim-pull-duration, sim-exit-code, sim-fail-times, sim-fail,
+// sim-restart-backoff, sim-stop-duration: see actors/kubelet/pod_script.hpp.
+inline constexpr const char* sim_prefix = "kozmo.io/sim-";
+// Node labels.
+inline constexpr const char* simulated = "kozmo.io/simulated";
+inline constexpr const char* gpu_type = "kozmo.io/gpu-type";
+inline constexpr const char* gpus_of_type_prefix = "kozmo.io/gpus."; // + type: GPUs of that type
+
+} // namespace kozmo::keys
