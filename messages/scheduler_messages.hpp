@@ -11,7 +11,7 @@
 // safety): requests that arrive earlier wait.
 #pragma once
 
-#include <caf/meta/type_name.hpp>
+#include "messages/local_message.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -93,23 +93,16 @@ struct group_released {
 };
 
 // Type names only: these messages never leave the process.
-#define KOZMO_SCHEDULER_MESSAGE(type)                                                                                \
-  template <class Inspector>                                                                                         \
-  typename Inspector::result_type inspect(Inspector& f, type& x) {                                                   \
-    (void)x;                                                                                                         \
-    return f(caf::meta::type_name(#type));                                                                           \
-  }
-KOZMO_SCHEDULER_MESSAGE(inspect_request)
-KOZMO_SCHEDULER_MESSAGE(inspect_reply)
-KOZMO_SCHEDULER_MESSAGE(inspect_callback)
-KOZMO_SCHEDULER_MESSAGE(group_bind)
-KOZMO_SCHEDULER_MESSAGE(group_victim)
-KOZMO_SCHEDULER_MESSAGE(group_preempt)
-KOZMO_SCHEDULER_MESSAGE(group_pod_gone)
-KOZMO_SCHEDULER_MESSAGE(group_release)
-KOZMO_SCHEDULER_MESSAGE(group_pod_bound)
-KOZMO_SCHEDULER_MESSAGE(group_bind_failed)
-KOZMO_SCHEDULER_MESSAGE(group_released)
-#undef KOZMO_SCHEDULER_MESSAGE
+KOZMO_LOCAL_MESSAGE(inspect_request)
+KOZMO_LOCAL_MESSAGE(inspect_reply)
+KOZMO_LOCAL_MESSAGE(inspect_callback)
+KOZMO_LOCAL_MESSAGE(group_bind)
+KOZMO_LOCAL_MESSAGE(group_victim)
+KOZMO_LOCAL_MESSAGE(group_preempt)
+KOZMO_LOCAL_MESSAGE(group_pod_gone)
+KOZMO_LOCAL_MESSAGE(group_release)
+KOZMO_LOCAL_MESSAGE(group_pod_bound)
+KOZMO_LOCAL_MESSAGE(group_bind_failed)
+KOZMO_LOCAL_MESSAGE(group_released)
 
 } // namespace kozmo

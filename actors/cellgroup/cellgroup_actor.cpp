@@ -40,18 +40,9 @@ struct cellgroup_state {
 using cellgroup_actor = caf::stateful_actor<cellgroup_state>;
 
 // kozmo_cellgroup_binds_total{outcome="succeeded"|"failed"}, registered at start-up.
-struct bind_metrics {
-  metrics::counter succeeded;
-  metrics::counter failed;
-  bind_metrics() {
-    auto f = metrics::counters("kozmo_cellgroup_binds_total",
-                               "Pod bindings written by cellgroup actors, by outcome (failed: given up)");
-    succeeded = f.series({{"outcome", "succeeded"}});
-    failed = f.series({{"outcome", "failed"}});
-  }
-};
-const bind_metrics& binds() {
-  static const bind_metrics* m = new bind_metrics;
+const metrics::outcome_counters& binds() {
+  static const auto* m = new metrics::outcome_counters(
+      "kozmo_cellgroup_binds_total", "Pod bindings written by cellgroup actors, by outcome (failed: given up)");
   return *m;
 }
 [[maybe_unused]] const bool binds_registered = (binds(), true);

@@ -2,6 +2,8 @@
 
 #include "k8s/client/client.hpp"
 
+#include "messages/local_message.hpp"
+
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
@@ -10,11 +12,7 @@
 
 namespace kozmo::controller {
 
-// Notes are local and printed by type name only.
-template <class I>
-typename I::result_type inspect(I& f, event_note&) {
-  return f(caf::meta::type_name("event_note"));
-}
+KOZMO_LOCAL_MESSAGE(event_note)
 
 namespace {
 

@@ -12,7 +12,7 @@
 #include "actors/controller/plan.hpp"
 
 #include <caf/fwd.hpp>
-#include <caf/meta/type_name.hpp>
+#include "messages/local_message.hpp"
 
 #include <memory>
 
@@ -26,14 +26,8 @@ struct run_plan {
   controller::plan plan;
 };
 
-template <class I>
-typename I::result_type inspect(I& f, run_plan&) {
-  return f(caf::meta::type_name("run_plan"));
-}
-template <class I>
-typename I::result_type inspect(I& f, plan_outcome&) {
-  return f(caf::meta::type_name("plan_outcome"));
-}
+KOZMO_LOCAL_MESSAGE(run_plan)
+KOZMO_LOCAL_MESSAGE(plan_outcome)
 
 // `recorder` receives the plans' event steps (event_recorder_actor.hpp); null drops them.
 caf::actor spawn_executor(caf::actor_system& sys, std::shared_ptr<client::client> cli, caf::actor recorder);

@@ -2,6 +2,7 @@
 
 #include "actors/controller/event_recorder_actor.hpp"
 #include "messages/atoms.hpp"
+#include "messages/local_message.hpp"
 #include "messages/watch_messages.hpp"
 
 #include <caf/all.hpp>
@@ -39,26 +40,11 @@ struct bind_written {
   reply_fn<bind_result> done;
 };
 
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, filter_request&) {
-  return f(caf::meta::type_name("filter_request"));
-}
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, preempt_request&) {
-  return f(caf::meta::type_name("preempt_request"));
-}
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, bind_request&) {
-  return f(caf::meta::type_name("bind_request"));
-}
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, inspect_request&) {
-  return f(caf::meta::type_name("inspect_request"));
-}
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, bind_written&) {
-  return f(caf::meta::type_name("bind_written"));
-}
+KOZMO_LOCAL_MESSAGE(filter_request)
+KOZMO_LOCAL_MESSAGE(preempt_request)
+KOZMO_LOCAL_MESSAGE(bind_request)
+KOZMO_LOCAL_MESSAGE(inspect_request)
+KOZMO_LOCAL_MESSAGE(bind_written)
 
 std::int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())

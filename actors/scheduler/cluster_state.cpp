@@ -66,6 +66,27 @@ cluster_state::cluster_state(const cluster_model& model)
       fit_vc_(model.tree.size(), 0), fit_top_(model.tree.size(), 0) {
   const cell_tree& tree = model.tree;
   for (cell_id id = 0; id < tree.size(); ++id) avail_[id] = tree.at(id).leaf_count;
+  // Every cell inside a node starts whole; kinds and positions in tree order.
+  std::vector<cell_id> by_rank(tree.size());
+  for (cell_id id = 0; id < tree.size(); ++id) by_rank[static_cast<std::size_t>(bindings.tree_rank(id))] = id;
+  whole_kind_of_.assign(tree.size(), -1);
+  whole_pos_.assign(tree.size(), 0);
+  std::map<std::pair<std::string, int>, int> kinds;
+  for (cell_id id : by_rank) {
+    const cell& c = tree.at(id);
+    if (!c.is_node_level && c.node.empty()) continue;
+    auto [it, fresh] = kinds.try_emplace({c.leaf_type, c.leaf_count}, static_cast<int>(whole_.size()));
+    if (fresh) whole_.push_back({c.leaf_type, c.leaf_count, {}, {}, 0});
+    whole_kind& k = whole_[static_cast<std::size_t>(it->second)];
+    whole_kind_of_[id] = it->second;
+    whole_pos_[id] = static_cast<int>(k.cells.size());
+    k.cells.push_back(id);
+  }
+  for (auto& k : whole_) {
+    k.bits.assign((k.cells.size() + 63) / 64, 0);
+    for (std::size_t i = 0; i < k.cells.size(); ++i) k.bits[i / 64] |= std::uint64_t{1} << (i % 64);
+    k.count = static_cast<int>(k.cells.size());
+  }
   for (cell_id top : tree.top_cells()) {
     fit_top_[top] = fit_measure(top);
     top_index_[tree.at(top).leaf_type].insert({fit_top_[top], bindings.tree_rank(top), top});
@@ -151,6 +172,16 @@ void cluster_state::leaf_changed(cell_id leaf, bool was_avail) {
   if (delta == 0) return;
   const cell_tree& t = tree();
   for (cell_id up = leaf; up != no_cell; up = t.at(up).parent) {
+    if (const int kind = whole_kind_of_[up]; kind >= 0) {
+      // Whole before or after this change (never both: one leaf changed).
+      const int size = t.at(up).leaf_count;
+      if (avail_[up] == size || avail_[up] + delta == size) {
+        whole_kind& k = whole_[static_cast<std::size_t>(kind)];
+        const auto pos = static_cast<std::size_t>(whole_pos_[up]);
+        k.bits[pos / 64] ^= std::uint64_t{1} << (pos % 64);
+        k.count += delta;
+      }
+    }
     avail_[up] += delta;
     if ((bound_at_[up] >= 0 || t.at(up).parent == no_cell) && (dirty_.empty() || dirty_.back() != up))
       dirty_.push_back(up);
@@ -167,6 +198,25 @@ void cluster_state::flush_index() const {
     if (t.at(up).parent == no_cell) reindex(top_index_[t.at(up).leaf_type], fit_top_, up);
   }
   dirty_.clear();
+}
+
+cell_id cluster_state::smallest_whole(const std::string& leaf_type, int need, int below) const {
+  cell_id best = no_cell;
+  int best_size = below, best_rank = 0;
+  for (const auto& k : whole_) {
+    if (k.count == 0 || k.size < need || k.size > best_size || (!leaf_type.empty() && k.leaf_type != leaf_type))
+      continue;
+    std::size_t word = 0;
+    while (k.bits[word] == 0) ++word; // count > 0: some bit is set
+    const cell_id id = k.cells[word * 64 + static_cast<std::size_t>(__builtin_ctzll(k.bits[word]))];
+    const int rank = bindings.tree_rank(id);
+    if (k.size < best_size || (best != no_cell && rank < best_rank)) {
+      best = id;
+      best_size = k.size;
+      best_rank = rank;
+    }
+  }
+  return best;
 }
 
 int cluster_state::fit_measure(cell_id id) const {

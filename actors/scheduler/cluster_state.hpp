@@ -27,6 +27,7 @@
 #include "actors/scheduler/allocation_state.hpp"
 #include "actors/scheduler/virtual_clusters.hpp"
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -131,6 +132,12 @@ public:
         if (!fn(std::get<2>(*it))) break;
     }
   }
+  // The buddy rule's "smallest free cell anywhere", indexed: the smallest cell inside a node
+  // (or a whole node) of `leaf_type` ("" = any) whose every GPU is available, holding at least
+  // `need` GPUs and fewer than `below`; ties in tree order. no_cell when there is none. The
+  // best-fit indexes above only give a few candidates; this says when a smaller free cell
+  // lies outside them.
+  cell_id smallest_whole(const std::string& leaf_type, int need, int below) const;
   void unbind(int vc_cell_index);
   // Called when a VC's guaranteed group stops using a virtual cell's GPUs.
   void release_use(int vc_cell_index, int leaves);
@@ -161,6 +168,19 @@ private:
   mutable std::vector<std::set<fit_key>> vc_index_;            // per VC: (avail, rank, bound cell)
   mutable std::map<std::string, std::set<fit_key>> top_index_; // per leaf type: top-level cells
   mutable std::vector<cell_id> dirty_;                         // cells whose index key may be stale
+  // Cells at or below node level whose every leaf is available ("whole"), per (leaf type, leaf
+  // count): a bitmap over that kind's cells in tree order and how many bits are set. A leaf
+  // change flips at most one bit per ancestor; a query finds the first set bit.
+  struct whole_kind {
+    std::string leaf_type;
+    int size = 0;
+    std::vector<cell_id> cells;       // by position, tree order
+    std::vector<std::uint64_t> bits;  // by position
+    int count = 0;
+  };
+  std::vector<whole_kind> whole_;
+  std::vector<int> whole_kind_of_; // by cell: index into whole_ (-1: above node level)
+  std::vector<int> whole_pos_;     // by cell: position in its kind
   std::map<std::string, std::vector<cell_type_info>, std::less<>> chain_types_;
   std::map<std::string, std::vector<int>, std::less<>> demand_; // chain -> unbound cells by level
   std::map<std::tuple<int, std::string, int>, std::set<int>> unbound_; // (vc, chain, level)

@@ -1,8 +1,11 @@
-// Choosing one pod's GPUs inside a set of candidate cells, with a cost per GPU: the buddy and
-// relaxed rules of buddy_allocator.hpp, generalised to the facade's needs (virtual-cluster
-// cells as search roots, bad GPUs, GPUs that can be had by preempting their user).
+// Choosing one pod's GPUs inside a set of candidate cells, with a cost per GPU: HiveD's buddy
+// allocation (cell_allocation.go) with its relaxed fallback, over the facade's search roots
+// (virtual-cluster cells, node-level cells), bad GPUs, and GPUs that can be had by preempting
+// their user. A pod's leaves always sit on one Kubernetes node, inside one node-level cell;
+// an empty leaf type means any type (chains are tried together). Checked against a
+// brute-force oracle through the core in tests/unit/scheduler_alloc_test.cpp.
 //
-// Rules (same order of preference as buddy_allocator.hpp, notes 2 and 3):
+// Rules:
 //  1. cost(leaf): -1 unusable, 0 free, >= 1 preemptible (higher = a more valuable victim).
 //     A pass with max_cost 0 uses free leaves only; any other pass also preemptible ones.
 //  2. Buddy: the smallest cell at or below node level whose leaves are all usable and that

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "actors/scheduler/cluster_state.hpp"
-#include "actors/scheduler/gang_placement.hpp"
+#include "actors/scheduler/leaf_chooser.hpp"
 #include "actors/scheduler/scheduler_core.hpp"
 
 #include <map>
@@ -16,6 +16,15 @@
 #include <vector>
 
 namespace kozmo::scheduler::detail {
+
+// Where one pod of a group runs.
+struct pod_placement {
+  std::string node;              // Kubernetes node name
+  std::string leaf_type;
+  std::vector<int> leaf_indices; // GPU indices on `node`, tree order
+  std::vector<cell_id> leaves;   // the same leaves as cells, tree order
+  bool relaxed = false;          // placed by the relaxed rule (leaf_chooser.hpp rule 3)
+};
 
 struct slot {
   int member = 0;        // index into the group's members

@@ -4,10 +4,26 @@
 #include "actors/scheduler/scheduler_core_impl.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <charconv>
 #include <numeric>
 
 namespace kozmo::scheduler::detail {
+
+namespace {
+
+// The smallest cell holding every one of `leaves` (tree order: the first and the last decide).
+cell_id common_ancestor(const cell_tree& tree, const std::vector<cell_id>& leaves) {
+  for (cell_id up = leaves.front(); up != no_cell; up = tree.at(up).parent) {
+    cell_id x = leaves.back();
+    while (x != no_cell && x != up) x = tree.at(x).parent;
+    if (x == up) return up;
+  }
+  return leaves.front();
+}
+
+} // namespace
+
 namespace {
 
 bool type_matches(const std::string& want, const std::string& leaf_type) {
@@ -156,6 +172,23 @@ std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
         if (tier == 2 && mode == place_mode::free_only && !truncated) break;
         roots_for(tier, member.leaf_cell_number, roots);
         if (!roots.empty()) pick = pick_leaves(state, roots, req);
+      }
+      // In physical mode the buddy rule holds over the whole cluster (leaf_chooser.hpp rule 2):
+      // the few best-fitting cells may miss a smaller free cell elsewhere, or leave only a
+      // relaxed choice while a free cell exists. The index of free cells knows; that cell's top
+      // joins the candidates and the choice is made again. (With VCs an opportunistic pod also
+      // keeps out of the VCs' cells, which this index does not see: it keeps the few.)
+      if (pick && physical_mode() && mode == place_mode::free_only && g.spec.pinned_cell_id.empty()) {
+        const int size = pick->relaxed ? INT_MAX : tree.at(common_ancestor(tree, pick->leaves)).leaf_count;
+        if (cell_id smaller = state.smallest_whole(g.spec.leaf_cell_type, member.leaf_cell_number, size);
+            smaller != no_cell) {
+          cell_id top = smaller;
+          while (tree.at(top).parent != no_cell) top = tree.at(top).parent;
+          if (std::none_of(roots.begin(), roots.end(), [&](const choice_root& r) { return r.cell == top; })) {
+            roots.push_back({top, false});
+            pick = pick_leaves(state, roots, req);
+          }
+        }
       }
       if (!pick) {
         failed = true;
@@ -369,13 +402,14 @@ std::string core_impl::wait_reason(const group_entry& g) const {
   // One pass over the node-level cells: free GPUs and, per pod size, free slots per node.
   std::set<int> sizes;
   for (const auto& m : g.spec.members) sizes.insert(m.leaf_cell_number);
-  int total = 0, free = 0;
+  int total = 0, free = 0, largest = 0;
   std::map<int, std::map<std::string, int>> slots_by_size;
   std::map<int, int> slots;
   for (cell_id id = 0; id < model.tree.size(); ++id) {
     const cell& c = model.tree.at(id);
     if (!c.is_node_level || !type_matches(type, c.leaf_type)) continue;
     total += c.leaf_count;
+    largest = std::max(largest, c.leaf_count);
     const int usable = state.avail_leaves(id);
     free += usable;
     for (int size : sizes) {
@@ -399,6 +433,10 @@ std::string core_impl::wait_reason(const group_entry& g) const {
     for (const auto& [node, k] : by_node) list += (list.empty() ? "" : ", ") + node + ": " + std::to_string(k);
     out += " (" + list + ")";
   }
+  // A pod no node can ever hold waits for nothing: say so.
+  if (const int biggest = *sizes.rbegin(); biggest > largest)
+    out += "; no node holds " + std::to_string(biggest) + " " + gpus_phrase(type) + " (the largest holds " +
+           std::to_string(largest) + ")";
   return out;
 }
 

@@ -1,6 +1,6 @@
 #include "actors/training/training_job_actor.hpp"
 
-#include "actors/controller/backoff.hpp"
+#include "k8s/client/retry.hpp"
 #include "actors/controller/executor_actor.hpp"
 #include "actors/controller/object_view.hpp"
 #include "actors/training/reconcile.hpp"
@@ -58,7 +58,7 @@ struct job_state {
   bool was_finished = false; // the job as the running pass saw it (for the outcome metric)
   std::uint32_t wake_generation = 0;
   std::optional<time_point> wake_at;
-  std::optional<controller::backoff> backoff;
+  std::optional<client::backoff> backoff;
   bool dirty = false;  // something changed since the last pass
   bool queued = false; // a reconcile_atom is in the mailbox
 };

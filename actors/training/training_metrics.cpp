@@ -6,18 +6,10 @@ namespace kozmo::training {
 namespace {
 
 struct training_metrics {
-  metrics::counter jobs_succeeded;
-  metrics::counter jobs_failed;
-  metrics::counter pods_created;
-
-  training_metrics() {
-    auto jobs = metrics::counters("kozmo_training_jobs_finished_total",
-                                  "Training jobs that reached a terminal condition, by outcome");
-    jobs_succeeded = jobs.series({{"outcome", "succeeded"}});
-    jobs_failed = jobs.series({{"outcome", "failed"}});
-    pods_created = metrics::counters("kozmo_training_pods_created_total", "Pods created by the training-job controller")
-                       .series({});
-  }
+  metrics::outcome_counters jobs{"kozmo_training_jobs_finished_total",
+                                 "Training jobs that reached a terminal condition, by outcome"};
+  metrics::counter pods_created =
+      metrics::counters("kozmo_training_pods_created_total", "Pods created by the training-job controller").series({});
 };
 
 training_metrics& get() {
@@ -30,7 +22,7 @@ training_metrics& get() {
 
 } // namespace
 
-void count_job_finished(bool succeeded) { (succeeded ? get().jobs_succeeded : get().jobs_failed).inc(); }
+void count_job_finished(bool succeeded) { get().jobs.count(succeeded); }
 void count_pod_created() { get().pods_created.inc(); }
 
 } // namespace kozmo::training

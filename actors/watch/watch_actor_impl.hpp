@@ -3,6 +3,7 @@
 #pragma once
 
 #include "actors/watch/watch_actor.hpp"
+#include "k8s/client/retry.hpp"
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -56,7 +57,7 @@ struct watch_state {
   std::vector<subscription> subscribers;
   std::vector<caf::response_promise> waiting_for_sync;
   bool synced = false;
-  std::chrono::milliseconds backoff{0};
+  std::optional<client::backoff> backoff; // jitter keeps many watchers from reconnecting in lock-step
   // 410s since the last event that made progress: a relist that is expired again at once
   // (a server whose history is too short for the list's version) waits for the back-off.
   int expired_in_a_row = 0;
@@ -66,7 +67,6 @@ struct watch_state {
   std::chrono::steady_clock::time_point stream_opened;
   bool stream_delivered = false;
   watch_stats stats;
-  std::mt19937 rng{std::random_device{}()};
 
   std::string what() const {
     const auto& r = cfg.resource;
@@ -126,13 +126,11 @@ void start_watch(watch_actor<T>* self) {
 template <class T>
 void schedule_retry(watch_actor<T>* self, bool relist) {
   auto& st = self->state;
-  st.backoff = st.backoff.count() == 0 ? st.cfg.min_backoff : std::min(st.backoff * 2, st.cfg.max_backoff);
-  // Jitter keeps many watchers from reconnecting in lock-step.
-  auto jitter = std::chrono::milliseconds(st.rng() % (st.backoff.count() / 4 + 1));
+  auto delay = st.backoff->next();
   if (relist)
-    self->delayed_send(self, st.backoff + jitter, atoms::relist_atom::value);
+    self->delayed_send(self, delay, atoms::relist_atom::value);
   else
-    self->delayed_send(self, st.backoff + jitter, atoms::rewatch_atom::value);
+    self->delayed_send(self, delay, atoms::rewatch_atom::value);
 }
 
 template <class T>
@@ -236,7 +234,7 @@ void on_line(watch_actor<T>* self, line_arrived<T>& msg) {
   event_type type = line.what == kind::added      ? event_type::added
                     : line.what == kind::modified ? event_type::modified
                                                   : event_type::deleted;
-  st.backoff = std::chrono::milliseconds{0}; // the stream works: reset the back-off
+  st.backoff->reset(); // the stream works
   st.expired_in_a_row = 0;
   if (auto ev = st.store.apply(type, std::move(line.object))) {
     ++st.stats.events;
@@ -275,6 +273,7 @@ template <class T>
 caf::behavior watch_behavior(watch_actor<T>* self, std::shared_ptr<client::client> cli, watch_config cfg) {
   self->state.cli = std::move(cli);
   self->state.cfg = std::move(cfg);
+  self->state.backoff.emplace(self->state.cfg.min_backoff, self->state.cfg.max_backoff, 0.25);
   self->set_down_handler([self](caf::down_msg& down) {
     auto& subs = self->state.subscribers;
     subs.erase(std::remove_if(subs.begin(), subs.end(), [&](const subscription& s) { return s.who == down.source; }),

@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <optional>
+#include <random>
 #include <string_view>
 
 namespace kozmo::client {
@@ -55,5 +56,36 @@ std::optional<std::chrono::milliseconds> retry_delay(const backoff_policy& p,
                                                      std::string_view method,
                                                      const attempt_failure& failure, int attempt,
                                                      double random01);
+
+// The same exponential back-off with a count of failures in a row, for an actor that retries
+// (a failed plan, a bind, a re-watch):
+//
+//   backoff b{250ms, 30s};             // base, cap
+//   delayed_send(self, b.next(), ...);  // 250ms, 500ms, 1s, ... 30s, 30s
+//   b.reset();                         // after a success
+class backoff {
+public:
+  // `jitter`: up to this fraction of the delay is added at random (0: none), so that many
+  // actors failing together do not retry together.
+  backoff(std::chrono::milliseconds base, std::chrono::milliseconds cap, double jitter = 0)
+      : policy_{base, cap, 0}, jitter_(jitter), rng_(std::random_device{}()) {}
+
+  // The delay before the next retry; counts one more failure.
+  std::chrono::milliseconds next() {
+    auto d = backoff_delay(policy_, failures_++, 0);
+    if (jitter_ > 0)
+      d += std::chrono::milliseconds(static_cast<std::chrono::milliseconds::rep>(
+          static_cast<double>(d.count()) * jitter_ * std::uniform_real_distribution<double>(0, 1)(rng_)));
+    return d;
+  }
+  void reset() { failures_ = 0; }
+  int failures() const { return failures_; }
+
+private:
+  backoff_policy policy_;
+  double jitter_;
+  int failures_ = 0;
+  std::minstd_rand rng_;
+};
 
 } // namespace kozmo::client

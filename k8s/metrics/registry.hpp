@@ -73,6 +73,16 @@ private:
 
 // Registers a family; registering a name twice returns the same family.
 counter_family counters(std::string_view name, std::string_view help);
+
+// A family with the two series {outcome="succeeded"} and {outcome="failed"}.
+struct outcome_counters {
+  counter succeeded;
+  counter failed;
+  outcome_counters(std::string_view name, std::string_view help)
+      : succeeded(counters(name, help).series({{"outcome", "succeeded"}})),
+        failed(counters(name, help).series({{"outcome", "failed"}})) {}
+  void count(bool ok) const { (ok ? succeeded : failed).inc(); }
+};
 // A gauge or histogram without labels.
 gauge add_gauge(std::string_view name, std::string_view help);
 histogram add_histogram(std::string_view name, std::string_view help, std::vector<double> bucket_bounds);
