@@ -13,9 +13,11 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 
 namespace kozmo::scheduler {
 namespace {
@@ -201,15 +203,25 @@ void become_ready(scheduler_actor* self) {
   auto& st = self->state;
   for (const auto& [name, n] : st.nodes_at_start)
     apply_node(self, watch::event_type::added, *n);
-  auto pods = std::move(st.pods_at_start);
   st.nodes_at_start.clear();
-  for (const auto& [uid, p] : pods)
+  // Oldest first: after a configuration change that shrank a VC, the groups that were there
+  // first keep its quota and the later ones are downgraded, whatever order the LIST had.
+  std::vector<pod_ptr> pods;
+  for (auto& [uid, p] : st.pods_at_start)
+    pods.push_back(std::move(p));
+  st.pods_at_start.clear();
+  std::sort(pods.begin(), pods.end(), [](const pod_ptr& a, const pod_ptr& b) {
+    const auto& x = a->metadata;
+    const auto& y = b->metadata;
+    return std::tie(x.creation_timestamp, x.namespace_, x.name) < std::tie(y.creation_timestamp, y.namespace_, y.name);
+  });
+  for (const auto& p : pods)
     if (!p->spec.node_name.empty())
       apply_pod(self, watch::event_type::added, *p);
   st.ready = true;
   spdlog::info("scheduler ready: {} group(s) recovered, {} pod(s) known", st.core->placed_groups(), pods.size());
   st.report->notices(st.core->take_notices()); // groups downgraded by a configuration change
-  for (const auto& [uid, p] : pods)
+  for (const auto& p : pods)
     if (p->spec.node_name.empty())
       apply_pod(self, watch::event_type::added, *p);
   auto deferred = std::move(st.deferred);
