@@ -315,7 +315,7 @@ caf::behavior scheduler(scheduler_actor* self, std::shared_ptr<client::client> c
       [self](const inspect_request& req) -> caf::result<inspect_reply> {
         auto rp = self->make_response_promise<inspect_reply>();
         when_ready(self, [self, rp, path = req.path]() mutable { rp.deliver(inspect(self, path)); });
-        return rp;
+        return caf::delegated<inspect_reply>();
       },
   };
 }
