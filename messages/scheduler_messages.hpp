@@ -5,7 +5,7 @@
 //   non-actor ──inspect_callback (anon_send)─▶ scheduler ──calls done(inspect_reply)
 //
 //   scheduler ──group_bind / group_preempt / group_pod_gone / group_release──▶ cellgroup
-//   cellgroup ──group_pod_bound / group_bind_failed / group_released──▶ scheduler
+//   cellgroup ──group_bind_failed──▶ scheduler
 //
 // The scheduler answers no inspect before it has recovered the pods already bound (restart
 // safety): requests that arrive earlier wait.
@@ -70,16 +70,11 @@ struct group_preempt {
 struct group_pod_gone {
   std::string uid;
 };
-// The group holds no cell any more: the cellgroup actor answers group_released and exits.
+// The group holds no cell any more: the cellgroup actor exits.
 struct group_release {
   std::string group;
 };
 
-struct group_pod_bound {
-  std::string group;
-  std::string uid;
-  std::string node;
-};
 // The bind cannot succeed (pod deleted, recreated, or bound elsewhere by someone else).
 struct group_bind_failed {
   std::string group;
@@ -87,9 +82,6 @@ struct group_bind_failed {
   std::string name;
   std::string uid;
   std::string reason;
-};
-struct group_released {
-  std::string group;
 };
 
 // Type names only: these messages never leave the process.
@@ -101,8 +93,6 @@ KOZMO_LOCAL_MESSAGE(group_victim)
 KOZMO_LOCAL_MESSAGE(group_preempt)
 KOZMO_LOCAL_MESSAGE(group_pod_gone)
 KOZMO_LOCAL_MESSAGE(group_release)
-KOZMO_LOCAL_MESSAGE(group_pod_bound)
 KOZMO_LOCAL_MESSAGE(group_bind_failed)
-KOZMO_LOCAL_MESSAGE(group_released)
 
 } // namespace kozmo

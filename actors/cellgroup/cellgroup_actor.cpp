@@ -67,7 +67,6 @@ void mark_bound(cellgroup_actor* self, tracked& t) {
                join(b.leaf_indices));
   post_event(self, b.ns, b.name, b.uid, "Normal", "Scheduled",
              "Successfully assigned " + b.ns + "/" + b.name + " to " + b.node + " with GPUs " + join(b.leaf_indices));
-  self->send(self->state.scheduler, group_pod_bound{b.group, b.uid, b.node});
   binds().succeeded.inc();
 }
 
@@ -232,13 +231,8 @@ caf::behavior cellgroup(cellgroup_actor* self, std::shared_ptr<client::client> c
   return {
       [self](group_bind& b) { on_bind(self, b); },
       [self](const group_preempt& p) { on_preempt(self, p); },
-      [self](const group_pod_gone& g) {
-        self->state.pods.erase(g.uid);
-      },
-      [self](const group_release& r) {
-        self->send(self->state.scheduler, group_released{r.group});
-        self->quit();
-      },
+      [self](const group_pod_gone& g) { self->state.pods.erase(g.uid); },
+      [self](const group_release&) { self->quit(); },
       [self](bound_atom, const std::string& uid, int attempt, int code, const std::string& error) {
         on_bind_answer(self, uid, attempt, code, error);
       },

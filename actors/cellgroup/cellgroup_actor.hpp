@@ -4,8 +4,8 @@
 //
 //   scheduler ──group_bind──▶ cellgroup ──pods/binding (+ bind-info, leaf-cell isolation)──▶ API
 //   scheduler ──group_preempt──▶ cellgroup ──DELETE victims (uid precondition)──▶ API
-//   cellgroup ──group_pod_bound / group_bind_failed──▶ scheduler
-//   scheduler ──group_release──▶ cellgroup ──group_released──▶ scheduler, then exits
+//   cellgroup ──group_bind_failed──▶ scheduler   (a bind that worked shows on the pods watch)
+//   scheduler ──group_release──▶ cellgroup, which exits
 //   cellgroup ──Scheduled, Preempting, Preempted──▶ event recorder
 //
 // Per pod: Waiting -> Preempting -> Binding -> Bound. A failed bind is retried with an

@@ -2,6 +2,7 @@
 
 #include "k8s/client/client.hpp"
 
+#include "messages/atoms.hpp"
 #include "messages/local_message.hpp"
 
 #include <caf/all.hpp>
@@ -12,7 +13,6 @@
 
 namespace kozmo::controller {
 
-KOZMO_LOCAL_MESSAGE(event_note)
 
 namespace {
 
@@ -29,9 +29,20 @@ typename I::result_type inspect(I& f, event_written& x) {
   return f(caf::meta::type_name("event_written"), x.key, x.updated, x.code, x.error);
 }
 
+// Callers waiting for a write to be done (written or failed), in the order they asked.
+using waiters = std::vector<caf::response_promise>;
+
 struct in_flight {
+  waiters current;                 // wait for the write on the wire
   std::optional<event_write> next; // the latest write that waits for this one
+  waiters for_next;                // wait for `next`
 };
+
+void settle(waiters& w) {
+  for (auto& rp : w)
+    rp.deliver(caf::ok_atom::value);
+  w.clear();
+}
 
 struct recorder_state {
   static inline const char* name = "event_recorder";
@@ -43,9 +54,9 @@ struct recorder_state {
 
 using recorder_actor = caf::stateful_actor<recorder_state>;
 
-void send_write(recorder_actor* self, event_write w) {
+void send_write(recorder_actor* self, event_write w, waiters wait) {
   auto& st = self->state;
-  st.writing[w.key];
+  st.writing[w.key].current = std::move(wait);
   caf::actor me = caf::actor_cast<caf::actor>(self);
   bool update = w.what == event_write::kind::update;
   auto done = [me, key = w.key, update](expected<json::value> r) {
@@ -71,15 +82,17 @@ void send_write(recorder_actor* self, event_write w) {
   });
 }
 
-void submit(recorder_actor* self, event_write w) {
+void submit(recorder_actor* self, event_write w, waiters wait = {}) {
   if (w.what == event_write::kind::drop)
-    return;
+    return settle(wait);
   auto& st = self->state;
   if (auto it = st.writing.find(w.key); it != st.writing.end()) {
     it->second.next = std::move(w); // folded: only the latest count matters
+    for (auto& rp : wait)
+      it->second.for_next.push_back(std::move(rp));
     return;
   }
-  send_write(self, std::move(w));
+  send_write(self, std::move(w), std::move(wait));
 }
 
 void on_written(recorder_actor* self, const event_written& w) {
@@ -87,17 +100,19 @@ void on_written(recorder_actor* self, const event_written& w) {
   auto it = st.writing.find(w.key);
   if (it == st.writing.end())
     return;
-  auto next = std::move(it->second.next);
+  auto done = std::move(it->second);
   st.writing.erase(it);
   if (w.code == 404 && w.updated) {
-    // Expired (--event-ttl) between two repeats: the Event comes back, count kept.
-    submit(self, st.correlator->recreate(w.key, st.cfg.time->now()));
-    return;
+    // Expired (--event-ttl) between two repeats: the Event comes back with its latest count.
+    for (auto& rp : done.for_next)
+      done.current.push_back(std::move(rp));
+    return submit(self, st.correlator->recreate(w.key, st.cfg.time->now()), std::move(done.current));
   }
   if (w.code != 0)
     spdlog::debug("event recorder: an Event was not written: {}", w.error);
-  if (next)
-    submit(self, std::move(*next));
+  settle(done.current);
+  if (done.next)
+    submit(self, std::move(*done.next), std::move(done.for_next));
 }
 
 caf::behavior recorder(recorder_actor* self, std::shared_ptr<client::client> cli, recorder_config cfg) {
@@ -109,6 +124,11 @@ caf::behavior recorder(recorder_actor* self, std::shared_ptr<client::client> cli
       [self](event_note& note) {
         auto& s = self->state;
         submit(self, s.correlator->observe(note, s.cfg.time->now()));
+      },
+      [self](atoms::written_atom, event_note& note) -> caf::result<caf::ok_atom> {
+        auto& s = self->state;
+        submit(self, s.correlator->observe(note, s.cfg.time->now()), {self->make_response_promise()});
+        return caf::delegated<caf::ok_atom>();
       },
       [self](const event_written& w) { on_written(self, w); },
   };

@@ -4,6 +4,8 @@
 // never holds up a bind or a status write.
 //
 //   any actor ──event_note──▶ recorder ──POST events / PATCH events/NAME──▶ API server
+//   executor ──(written_atom, event_note)──▶ recorder ──ok_atom once it is written (or failed,
+//                                                       or dropped by the spam filter)
 //
 // One write per Event at a time: a repeat that arrives while its Event is being written is
 // folded into the next patch (the latest count). An Event that expired (PATCH answers 404) is
@@ -15,6 +17,8 @@
 #include "actors/controller/event_correlator.hpp"
 #include "actors/controller/event_note.hpp"
 
+#include "messages/local_message.hpp"
+
 #include <caf/fwd.hpp>
 
 #include <memory>
@@ -24,6 +28,8 @@ class client;
 }
 
 namespace kozmo::controller {
+
+KOZMO_LOCAL_MESSAGE(event_note)
 
 struct recorder_config {
   correlator_options correlation;

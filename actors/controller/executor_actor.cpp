@@ -2,6 +2,7 @@
 
 #include "actors/controller/event_recorder_actor.hpp"
 #include "k8s/client/client.hpp"
+#include "messages/atoms.hpp"
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -116,8 +117,21 @@ void advance(executor_actor* self, std::uint64_t run) {
     return;
   if (ex.over)
     return finish(self, run);
-  for (auto i : ex.held_events)
-    record(self->state.recorder, std::get<event_step>(ex.p.steps[i]).note);
+  if (!ex.held_events.empty() && self->state.recorder) {
+    // Rule 6: what comes after an event waits until the event is written.
+    auto held = std::move(ex.held_events);
+    ex.held_events.clear();
+    ex.in_flight += static_cast<int>(held.size());
+    auto written = [self, run] {
+      if (auto it = self->state.runs.find(run); it != self->state.runs.end() && --it->second.in_flight == 0)
+        advance(self, run);
+    };
+    for (auto i : held)
+      self->request(self->state.recorder, caf::infinite, atoms::written_atom::value,
+                    std::get<event_step>(ex.p.steps[i]).note)
+          .then([written](caf::ok_atom) { written(); }, [written](caf::error&) { written(); });
+    return;
+  }
   ex.held_events.clear();
   const auto& steps = ex.p.steps;
   if (ex.next == steps.size())
@@ -132,13 +146,16 @@ void advance(executor_actor* self, std::uint64_t run) {
     bool batchable = std::holds_alternative<create_step>(s) || std::holds_alternative<delete_step>(s);
     if (ex.in_flight > 0 && (!batchable || s.index() != first))
       break;
+    if (ex.in_flight == 0 && !ex.held_events.empty())
+      break; // rule 6: the events before this step are written first
+
     first = s.index();
     launch(self, run, ex, ex.next++);
     if (!batchable)
       break;
   }
   if (ex.in_flight == 0)
-    advance(self, run); // only events were left
+    advance(self, run); // events to write first, or only events were left
 }
 
 // Rule 5: is the owner still the object the plan was made for?

@@ -14,8 +14,9 @@
 //  5. A guard re-reads an owner (GET, never a cache) and goes on only if it still has `uid`
 //     and no deletionTimestamp. Otherwise the plan stops there: quietly (outcome `stopped`)
 //     unless `fail_if_gone`, which makes it a failure.
-//  6. Events are fire and forget: an event step goes to the event recorder once every step
-//     before it has succeeded, and never fails the plan.
+//  6. An event step goes to the event recorder once every step before it has succeeded, and
+//     the steps after it wait until it is written: whoever sees what the plan wrote next (a
+//     job's status) also sees its Events. An Event that cannot be written never fails the plan.
 #pragma once
 
 #include "actors/controller/event_note.hpp"

@@ -298,14 +298,12 @@ caf::behavior scheduler(scheduler_actor* self, std::shared_ptr<client::client> c
                        [&] { apply_node(self, ev.type, *ev.object); });
       },
       [self](atoms::advance_atom) { pass(self); },
-      [self](const group_pod_bound& b) { self->state.core->pod_bound(b.uid); },
       [self](const group_bind_failed& f) {
         self->state.given_up.insert(f.uid);
         self->state.report->event({f.ns, f.name, f.uid}, "Warning", "FailedScheduling", "binding failed: " + f.reason);
         untrack(self, f.uid);
         queue_pass(self);
       },
-      [](const group_released&) {},
       [self](const inspect_callback& req) {
         when_ready(self, [self, req] {
           if (req.done)

@@ -4,7 +4,7 @@
 //   pods watch  ──object_event<pod> (schedulerName = cfg.scheduler_name)──▶ scheduler
 //   nodes watch ──object_event<node>──▶ scheduler         (Ready / unschedulable / deleted)
 //   scheduler ──group_bind / group_preempt / group_pod_gone / group_release──▶ cellgroup (one per gang)
-//   cellgroup ──group_pod_bound / group_bind_failed / group_released──▶ scheduler
+//   cellgroup ──group_bind_failed──▶ scheduler   (a bound pod is seen on the pods watch)
 //   scheduler ──PodScheduled=False──▶ API server;  ──event_note──▶ event recorder
 //   inspect routes ──inspect_request / inspect_callback──▶ scheduler (messages/scheduler_messages.hpp)
 //

@@ -245,13 +245,9 @@ caf::behavior scripted_watch(caf::stateful_actor<listing_state>* self) {
   };
 }
 
-caf::behavior recording_cellgroup(caf::event_based_actor* self, std::shared_ptr<scheduler_world> w,
-                                  caf::actor scheduler) {
+caf::behavior recording_cellgroup(caf::event_based_actor* self, std::shared_ptr<scheduler_world> w) {
   return {
-      [self, w, scheduler](const group_bind& b) {
-        w->binds.push_back(b);
-        self->send(scheduler, group_pod_bound{b.group, b.uid, b.node});
-      },
+      [w](const group_bind& b) { w->binds.push_back(b); },
       [w](const group_preempt& p) { w->preempts.push_back(p); },
       [](const group_pod_gone&) {},
       [self](const group_release&) { self->quit(); },
@@ -315,8 +311,8 @@ struct scheduler_fixture : coordinated {
     auto* system = sys.get();
     auto w = world;
     auto spawned = scheduler::spawn_scheduler(*sys, cli, pods, nodes, sc,
-                                              [system, w](const std::string&, int, const caf::actor& s) {
-                                                return system->spawn(recording_cellgroup, w, s);
+                                              [system, w](const std::string&, int, const caf::actor&) {
+                                                return system->spawn(recording_cellgroup, w);
                                               });
     REQUIRE(spawned);
     scheduler = keep(*spawned);
