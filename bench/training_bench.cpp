@@ -370,6 +370,8 @@ void throughput(int jobs, int nodes, bool gpu, bool restart, int urgent, int cor
   }
   caf::anon_send_exit(counter, caf::exit_reason::user_shutdown);
   const double heap_peak = heap_mib();
+  std::this_thread::sleep_for(3s);
+  std::printf("  heap in use with the jobs, 3 s after the last pod started: %.1f MiB\n", heap_mib());
   teardown(e, names, gpu);
   std::printf("  heap in use: %.1f MiB before the jobs, %.1f MiB with them, %.1f MiB after the teardown"
               " (and the Events' 5 s TTL)\n",

@@ -19,6 +19,17 @@ std::string join(std::initializer_list<std::string_view> parts) {
   return out;
 }
 
+// The core/v1 Event for `n`, named `name`, counted `count` times since `first`.
+json::value event_json(const event_note& n, const std::string& name, std::chrono::system_clock::time_point first,
+                       std::chrono::system_clock::time_point last, int count) {
+  json::value ev = k8s::make_event(n.about, n.source, n.type, n.reason, n.message, last);
+  ev["metadata"].as_object().erase("generateName");
+  ev["metadata"]["name"] = name;
+  ev["firstTimestamp"] = k8s::format_time(first);
+  ev["count"] = count;
+  return ev;
+}
+
 std::string spam_key(const event_note& n) {
   const auto& o = n.about;
   return join({n.source.component, n.source.host, o.kind, o.namespace_, o.name, o.uid, o.api_version});
@@ -107,21 +118,18 @@ event_write event_correlator::observe(const event_note& note, time_point now) {
   out.ns = note.about.namespace_.empty() ? std::string("default") : note.about.namespace_;
   if (recorded* r = events_.find(key)) {
     ++r->count;
-    r->event["count"] = r->count;
-    r->event["lastTimestamp"] = stamp;
-    r->event["message"] = message;
+    r->note.message = message;
     out.what = event_write::kind::update;
-    out.name = r->event.at_path({"metadata"})->get_string("name");
+    out.name = r->name;
     out.body = json::object{{"count", r->count}, {"lastTimestamp", stamp}, {"message", message}};
     return out;
   }
-  json::value ev = k8s::make_event(note.about, note.source, note.type, note.reason, message, now);
-  ev["metadata"].as_object().erase("generateName");
+  event_note written = note;
+  written.message = message;
   out.name = unique_name(note.about.name, now);
-  ev["metadata"]["name"] = out.name;
-  events_.insert(key, recorded{ev, 1}, opts_.cache_size);
+  out.body = event_json(written, out.name, now, now, 1);
+  events_.insert(key, recorded{std::move(written), out.name, now, 1}, opts_.cache_size);
   out.what = event_write::kind::create;
-  out.body = std::move(ev);
   return out;
 }
 
@@ -132,11 +140,10 @@ event_write event_correlator::recreate(const std::string& key, time_point now) {
     return out;
   out.what = event_write::kind::create;
   out.key = key;
-  out.name = unique_name(r->event.at_path({"involvedObject"})->get_string("name"), now);
-  r->event["metadata"]["name"] = out.name;
-  r->event["metadata"].as_object().erase("resourceVersion");
-  out.ns = r->event.at_path({"metadata"})->get_string("namespace");
-  out.body = r->event;
+  r->name = unique_name(r->note.about.name, now);
+  out.name = r->name;
+  out.ns = r->note.about.namespace_.empty() ? std::string("default") : r->note.about.namespace_;
+  out.body = event_json(r->note, r->name, r->first, now, r->count);
   return out;
 }
 

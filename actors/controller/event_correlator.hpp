@@ -72,8 +72,11 @@ private:
     std::list<std::string> messages; // distinct messages seen in the window (bounded)
     time_point last;
   };
+  // What is kept of an Event written: enough to count on it and to write it again.
   struct recorded {
-    json::value event; // as last written
+    event_note note;   // the latest note counted on it (its message, as combined)
+    std::string name;
+    time_point first;
     int count = 0;
   };
 

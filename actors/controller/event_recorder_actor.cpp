@@ -29,20 +29,9 @@ typename I::result_type inspect(I& f, event_written& x) {
   return f(caf::meta::type_name("event_written"), x.key, x.updated, x.code, x.error);
 }
 
-// Callers waiting for a write to be done (written or failed), in the order they asked.
-using waiters = std::vector<caf::response_promise>;
-
 struct in_flight {
-  waiters current;                 // wait for the write on the wire
   std::optional<event_write> next; // the latest write that waits for this one
-  waiters for_next;                // wait for `next`
 };
-
-void settle(waiters& w) {
-  for (auto& rp : w)
-    rp.deliver(caf::ok_atom::value);
-  w.clear();
-}
 
 struct recorder_state {
   static inline const char* name = "event_recorder";
@@ -54,45 +43,35 @@ struct recorder_state {
 
 using recorder_actor = caf::stateful_actor<recorder_state>;
 
-void send_write(recorder_actor* self, event_write w, waiters wait) {
+// Events are background traffic: behind binds and status writes, as client-go's broadcaster
+// never holds up the controller that records.
+void send_write(recorder_actor* self, event_write w) {
   auto& st = self->state;
-  st.writing[w.key].current = std::move(wait);
+  st.writing[w.key];
   caf::actor me = caf::actor_cast<caf::actor>(self);
-  bool update = w.what == event_write::kind::update;
-  auto done = [me, key = w.key, update](expected<json::value> r) {
-    caf::anon_send(me, event_written{key, update, r ? 0 : (r.err().code ? r.err().code : -1),
-                                     r ? std::string() : r.err().message});
-  };
-  if (!update) {
-    st.cli->create_event(w.body, std::move(done));
-    return;
-  }
+  const bool update = w.what == event_write::kind::update;
   client::request req;
-  req.method = "PATCH";
-  req.path = "/api/v1/namespaces/" + w.ns + "/events/" + w.name;
+  req.method = update ? "PATCH" : "POST";
+  req.path = "/api/v1/namespaces/" + w.ns + "/events" + (update ? "/" + w.name : std::string());
   req.body = json::dump(w.body);
-  req.content_type = "application/merge-patch+json";
-  req.background = true; // as create_event: behind binds and status writes
-  st.cli->send(std::move(req), [done = std::move(done)](expected<client::response> r) {
-    if (!r)
-      return done(r.err());
-    if (r->status >= 400)
-      return done(error{"PATCH event: HTTP " + std::to_string(r->status), r->status});
-    done(json::value{});
+  req.content_type = update ? "application/merge-patch+json" : "application/json";
+  req.background = true;
+  st.cli->send(std::move(req), [me, key = w.key, update](expected<client::response> r) {
+    int code = !r ? (r.err().code ? r.err().code : -1) : r->status >= 400 ? r->status : 0;
+    std::string why = !r ? r.err().message : code ? "HTTP " + std::to_string(code) + ": " + r->body : std::string();
+    caf::anon_send(me, event_written{key, update, code, std::move(why)});
   });
 }
 
-void submit(recorder_actor* self, event_write w, waiters wait = {}) {
+void submit(recorder_actor* self, event_write w) {
   if (w.what == event_write::kind::drop)
-    return settle(wait);
+    return;
   auto& st = self->state;
   if (auto it = st.writing.find(w.key); it != st.writing.end()) {
     it->second.next = std::move(w); // folded: only the latest count matters
-    for (auto& rp : wait)
-      it->second.for_next.push_back(std::move(rp));
     return;
   }
-  send_write(self, std::move(w), std::move(wait));
+  send_write(self, std::move(w));
 }
 
 void on_written(recorder_actor* self, const event_written& w) {
@@ -100,19 +79,14 @@ void on_written(recorder_actor* self, const event_written& w) {
   auto it = st.writing.find(w.key);
   if (it == st.writing.end())
     return;
-  auto done = std::move(it->second);
+  auto next = std::move(it->second.next);
   st.writing.erase(it);
-  if (w.code == 404 && w.updated) {
-    // Expired (--event-ttl) between two repeats: the Event comes back with its latest count.
-    for (auto& rp : done.for_next)
-      done.current.push_back(std::move(rp));
-    return submit(self, st.correlator->recreate(w.key, st.cfg.time->now()), std::move(done.current));
-  }
+  if (w.code == 404 && w.updated) // expired (--event-ttl) between two repeats: back, count kept
+    return submit(self, st.correlator->recreate(w.key, st.cfg.time->now()));
   if (w.code != 0)
     spdlog::debug("event recorder: an Event was not written: {}", w.error);
-  settle(done.current);
-  if (done.next)
-    submit(self, std::move(*done.next), std::move(done.for_next));
+  if (next)
+    submit(self, std::move(*next));
 }
 
 caf::behavior recorder(recorder_actor* self, std::shared_ptr<client::client> cli, recorder_config cfg) {
@@ -125,10 +99,12 @@ caf::behavior recorder(recorder_actor* self, std::shared_ptr<client::client> cli
         auto& s = self->state;
         submit(self, s.correlator->observe(note, s.cfg.time->now()));
       },
-      [self](atoms::written_atom, event_note& note) -> caf::result<caf::ok_atom> {
+      // The same, answered once the write is handed to the client (or folded into the one in
+      // flight, or dropped): what the caller writes next is queued after it.
+      [self](atoms::written_atom, event_note& note) {
         auto& s = self->state;
-        submit(self, s.correlator->observe(note, s.cfg.time->now()), {self->make_response_promise()});
-        return caf::delegated<caf::ok_atom>();
+        submit(self, s.correlator->observe(note, s.cfg.time->now()));
+        return caf::ok_atom::value;
       },
       [self](const event_written& w) { on_written(self, w); },
   };

@@ -4,8 +4,8 @@
 // never holds up a bind or a status write.
 //
 //   any actor ──event_note──▶ recorder ──POST events / PATCH events/NAME──▶ API server
-//   executor ──(written_atom, event_note)──▶ recorder ──ok_atom once it is written (or failed,
-//                                                       or dropped by the spam filter)
+//   executor ──(written_atom, event_note)──▶ recorder ──ok_atom once the write is handed to the
+//                                                       client (or folded, or dropped)
 //
 // One write per Event at a time: a repeat that arrives while its Event is being written is
 // folded into the next patch (the latest count). An Event that expired (PATCH answers 404) is

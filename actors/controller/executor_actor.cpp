@@ -106,6 +106,7 @@ void fail(execution& ex, std::size_t index, const std::string& message, int code
 
 void finish(executor_actor* self, std::uint64_t run) {
   auto it = self->state.runs.find(run);
+  it->second.out.plan = std::move(it->second.p);
   it->second.rp.deliver(std::move(it->second.out));
   self->state.runs.erase(it);
 }

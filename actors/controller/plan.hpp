@@ -15,8 +15,10 @@
 //     and no deletionTimestamp. Otherwise the plan stops there: quietly (outcome `stopped`)
 //     unless `fail_if_gone`, which makes it a failure.
 //  6. An event step goes to the event recorder once every step before it has succeeded, and
-//     the steps after it wait until it is written: whoever sees what the plan wrote next (a
-//     job's status) also sees its Events. An Event that cannot be written never fails the plan.
+//     the steps after it wait until the recorder has handed it to the client: an Event is
+//     queued before the status that follows it. (Events are background traffic, so a busy
+//     client may still write that status first, as with Kubernetes' own recorder.) An Event
+//     that cannot be written never fails the plan.
 #pragma once
 
 #include "actors/controller/event_note.hpp"
@@ -68,6 +70,8 @@ struct plan {
 struct plan_outcome {
   enum class result { done, failed, stopped };
   result what = result::done;
+  // The plan itself, handed back, so the caller need not keep a copy while it runs.
+  controller::plan plan;
   // Per step, the API's answer when the call succeeded (the created / patched object; a
   // delete's answer; empty for guards and events). Steps after a failure have none.
   std::vector<std::optional<json::value>> answers;

@@ -105,13 +105,13 @@ void arm_wake(job_actor* self, std::optional<time_point> at) {
 
 // --- a pass's actions as a plan for the executor ---------------------------------------------
 
-void add_steps(job_actor* self, const action& a, plan& p) {
+void add_steps(job_actor* self, action&& a, plan& p) {
   std::visit(
-      [&](const auto& act) {
+      [&](auto& act) {
         using A = std::decay_t<decltype(act)>;
         using namespace controller;
         if constexpr (std::is_same_v<A, create_object>) {
-          p.steps.push_back(create_step{core_ref(self, act.resource), act.object});
+          p.steps.push_back(create_step{core_ref(self, act.resource), std::move(act.object)});
         } else if constexpr (std::is_same_v<A, delete_object>) {
           p.steps.push_back(delete_step{core_ref(self, act.resource, act.name), act.uid, ""});
         } else if constexpr (std::is_same_v<A, adopt_object>) {
@@ -142,8 +142,8 @@ plan plan_of(job_actor* self, reconcile_result& result) {
   // because the jobs watch has not told us yet: a pass that creates re-reads the job first.
   if (creates)
     p.steps.push_back(controller::guard_step{job_ref(self), self->state.job->metadata.uid, false, ""});
-  for (const auto& a : result.actions)
-    add_steps(self, a, p);
+  for (auto& a : result.actions)
+    add_steps(self, std::move(a), p);
   if (result.status) {
     json::value patch = json::object{};
     patch["status"] = std::move(*result.status);
@@ -194,7 +194,8 @@ void note_answer(job_actor* self, const controller::step& s, const json::value& 
   }
 }
 
-void on_outcome(job_actor* self, const plan& p, plan_outcome& out) {
+void on_outcome(job_actor* self, plan_outcome& out) {
+  const plan& p = out.plan;
   auto& st = self->state;
   st.running = false;
   for (std::size_t i = 0; i < p.steps.size(); ++i)
@@ -261,9 +262,8 @@ void run_pass(job_actor* self) {
     return;
   st.running = true;
   st.was_finished = result.status && is_finished(status_of(*st.job));
-  auto p = std::make_shared<plan>(plan_of(self, result));
-  self->request(st.tools.executor, caf::infinite, controller::run_plan{*p})
-      .then([self, p](plan_outcome& out) { on_outcome(self, *p, out); });
+  self->request(st.tools.executor, caf::infinite, controller::run_plan{plan_of(self, result)})
+      .then([self](plan_outcome& out) { on_outcome(self, out); });
 }
 
 void on_job(job_actor* self, const object_event<k8s::custom_object>& ev) {

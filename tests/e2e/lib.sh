@@ -48,6 +48,30 @@ e2e_start_local() {
   export KUBECONFIG=$kubeconfig
 }
 
+# gpu_pod NAME ANNOTATION-YAML GPUS: a pod for Kozmo's GPU scheduler that runs until deleted;
+# ANNOTATION-YAML is extra annotation lines indented by four spaces (may be empty).
+gpu_pod() {
+  cat <<EOF
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $1
+  annotations:
+    kozmo.io/sim-duration: forever
+$2
+spec:
+  schedulerName: kozmo
+  restartPolicy: Never
+  containers:
+  - name: main
+    image: busybox:1.36
+    resources:
+      limits:
+        nvidia.com/gpu: $3
+EOF
+}
+
 # k ARGS...: kubectl on $KUBECONFIG.
 k() { kubectl --cache-dir "$WORK/cache" --request-timeout=20s "$@"; }
 

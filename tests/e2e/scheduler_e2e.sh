@@ -17,28 +17,6 @@ start_kozmo() { # $1: log name
   e2e_start_local "$WORK/kubeconfig" "$WORK/kozmo-$1.log" --cluster "$CONFIG" --data-dir "$WORK/data"
 }
 
-# pod NAME ANNOTATION-YAML GPUS: a pod for the GPU scheduler that runs until deleted.
-pod() {
-  cat <<EOF
----
-apiVersion: v1
-kind: Pod
-metadata:
-  name: $1
-  annotations:
-    kozmo.io/sim-duration: forever
-$2
-spec:
-  schedulerName: kozmo
-  restartPolicy: Never
-  containers:
-  - name: main
-    image: busybox:1.36
-    resources:
-      limits:
-        nvidia.com/gpu: $3
-EOF
-}
 hived() { # VC LEAF-TYPE GPUS [extra spec lines]
   printf '    hivedscheduler.microsoft.com/pod-scheduling-spec: |\n      virtualCluster: %s\n      leafCellType: %s\n      leafCellNumber: %s\n' "$1" "$2" "$3"
   [ $# -gt 3 ] && printf '      %s\n' "${@:4}"
@@ -47,7 +25,7 @@ hived() { # VC LEAF-TYPE GPUS [extra spec lines]
 gang() { # NAME PODS GPUS VC LEAF-TYPE
   local i
   for i in $(seq 0 $(($2 - 1))); do
-    pod "$1-$i" "$(printf '    kozmo.io/gang: %s\n    kozmo.io/gang-members: "%sx%s"\n    kozmo.io/virtual-cluster: %s\n    kozmo.io/leaf-cell-type: %s' "$1" "$2" "$3" "$4" "$5")" "$3"
+    gpu_pod "$1-$i" "$(printf '    kozmo.io/gang: %s\n    kozmo.io/gang-members: "%sx%s"\n    kozmo.io/virtual-cluster: %s\n    kozmo.io/leaf-cell-type: %s' "$1" "$2" "$3" "$4" "$5")" "$3"
   done
 }
 # Each gang pod's two GPUs form one DGX2-V100-NODE-2-GPU cell (addresses omitted in the
@@ -82,11 +60,11 @@ expect "node 1.0.0.2 has two leaf types: 8 DGX1-P100 and 2 CT1" '8 2' sh -c \
   "kubectl --cache-dir $WORK/cache get node 1.0.0.2 -o jsonpath='{.metadata.labels.kozmo\\.io/gpus\\.DGX1-P100} {.metadata.labels.kozmo\\.io/gpus\\.CT1}'"
 
 {
-  pod vc1-dgx2 "$(hived VC1 DGX2-V100 4)" 4
-  pod vc2-p100 "$(hived VC2 DGX1-P100 8)" 8
-  pod vc2-ct1 "$(hived VC2 CT1 2)" 2
-  pod vc1-ib "$(hived VC1 IB-DGX2-V100-V100 16 'pinnedCellId: VC1-YQW-IB-DGX2')" 16
-  pod too-big "$(hived VC2 DGX1-P100 16)" 16
+  gpu_pod vc1-dgx2 "$(hived VC1 DGX2-V100 4)" 4
+  gpu_pod vc2-p100 "$(hived VC2 DGX1-P100 8)" 8
+  gpu_pod vc2-ct1 "$(hived VC2 CT1 2)" 2
+  gpu_pod vc1-ib "$(hived VC1 IB-DGX2-V100-V100 16 'pinnedCellId: VC1-YQW-IB-DGX2')" 16
+  gpu_pod too-big "$(hived VC2 DGX1-P100 16)" 16
 } >"$WORK/pods.yaml"
 expect "kubectl apply creates pods for each VC and leaf type" 'pod/vc1-ib created' k apply -f "$WORK/pods.yaml"
 eventually "a VC1 DGX2-V100 pod runs on a DGX-2 node" 'vc1-dgx2 .*Running .*0\.0\.[1-5]\.[0-9]' k get pods -o wide

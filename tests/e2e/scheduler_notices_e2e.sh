@@ -12,29 +12,10 @@ CLUSTERS=$(cd "$HERE/../unit/scheduler_scenarios/clusters" && pwd)
 e2e_init kozmo-notices-e2e 80
 eventually() { within 30 "$@"; }
 
-# pod NAME VC PRIORITY GPUS [EXTRA-ANNOTATION-LINES]: a pod for team VC that runs until deleted.
+# pod NAME VC PRIORITY GPUS [EXTRA-ANNOTATION-LINES]: a pod of team VC that runs until deleted.
 pod() {
-  cat <<EOF
----
-apiVersion: v1
-kind: Pod
-metadata:
-  name: $1
-  annotations:
-    kozmo.io/sim-duration: forever
-    kozmo.io/virtual-cluster: $2
-    kozmo.io/priority: "$3"
-${5:-}
-spec:
-  schedulerName: kozmo
-  restartPolicy: Never
-  containers:
-  - name: main
-    image: busybox:1.36
-    resources:
-      limits:
-        nvidia.com/gpu: $4
-EOF
+  gpu_pod "$1" "$(printf '    kozmo.io/virtual-cluster: %s\n    kozmo.io/priority: "%s"' "$2" "$3")${5:+
+$5}" "$4"
 }
 start() { # LOG-NAME CLUSTER-FILE [ARGS...]
   local name=$1 cluster=$2

@@ -191,25 +191,3 @@ TEST_CASE("events go out once the steps before them succeeded, and a repeat coun
   CHECK(items[0].get_int("count") == 3);
   CHECK(items[0].at_path({"source"})->get_string("component") == "kozmo-test");
 }
-
-TEST_CASE("what a plan writes after an event waits until the event is written", "[controller][executor][events]") {
-  fixture f;
-  REQUIRE(f.cli->create(fixture::pods(), fixture::pod("job")).has_value());
-  auto uid = f.uid_of("job");
-  plan p;
-  p.steps.push_back(event_step{pod_note("default", "job", uid, {"kozmo-test", ""}, "Warning", "InvalidSpec", "bad")});
-  p.steps.push_back(patch_step{fixture::pods("job"), client::patch_type::merge, label("failed")});
-  auto out = f.run(std::move(p));
-  REQUIRE(out.what == plan_outcome::result::done);
-  // No waiting here: whoever sees the second write already sees the Event, written before it
-  // (the server's resourceVersions count every write).
-  client::list_options lo;
-  lo.field_selector = "involvedObject.name=job";
-  auto events = f.cli->list({"", "v1", "events", "default", "", ""}, lo);
-  REQUIRE(events);
-  REQUIRE(events->find("items")->as_array().size() == 1);
-  const auto& ev = events->find("items")->as_array()[0];
-  CHECK(ev.get_string("reason") == "InvalidSpec");
-  auto rv = [](const json::value& o) { return std::stoll(o.at_path({"metadata"})->get_string("resourceVersion")); };
-  CHECK(rv(ev) < rv(*out.answers[1]));
-}
