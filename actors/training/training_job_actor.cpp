@@ -198,7 +198,7 @@ void on_outcome(job_actor* self, plan_outcome& out) {
   const plan& p = out.plan;
   auto& st = self->state;
   st.running = false;
-  for (std::size_t i = 0; i < p.steps.size(); ++i)
+  for (std::size_t i = 0; i < p.steps.size() && i < out.answers.size(); ++i)
     if (out.answers[i])
       note_answer(self, p.steps[i], *out.answers[i]);
   switch (out.what) {

@@ -96,6 +96,7 @@ json::value job_json() {
 // patch with the job as patched. `job` holds the job as the server has it.
 controller::plan_outcome answer(const controller::plan& p, json::value& job) {
   controller::plan_outcome out;
+  out.plan = p; // handed back, as the executor does
   out.answers.resize(p.steps.size());
   for (std::size_t i = 0; i < p.steps.size(); ++i) {
     if (const auto* c = std::get_if<controller::create_step>(&p.steps[i])) {
@@ -172,6 +173,7 @@ TEST_CASE("a failed plan is tried again after 250 ms, then 500 ms, 1 s, and the 
   auto fail = [&](std::size_t i) {
     controller::plan_outcome out;
     out.what = controller::plan_outcome::result::failed;
+    out.plan = f.got->received[i];
     out.answers.resize(f.got->received[i].steps.size());
     out.failure = "create pods deadline-master-0: the server is unavailable";
     out.code = 503;
