@@ -1,5 +1,6 @@
 #include "actors/kubelet/pod_lifecycle.hpp"
 
+#include "k8s/client/retry.hpp"
 #include "k8s/model/time.hpp"
 
 #include <algorithm>
@@ -101,11 +102,9 @@ void pod_lifecycle::terminate_run(clock::time_point now) {
   phase_ = t.exit_code == 0 ? "Succeeded" : "Failed";
 }
 
+// The kubelet's CrashLoopBackOff: the first delay doubling per restart, capped at 5 minutes.
 duration pod_lifecycle::backoff_delay() const {
-  duration d = script_.restart_backoff;
-  for (int i = 1; i < restart_count_ && d < max_backoff; ++i)
-    d *= 2;
-  return std::min(d, max_backoff);
+  return client::backoff_delay({script_.restart_backoff, max_backoff, 0}, std::max(restart_count_ - 1, 0), 0);
 }
 
 duration pod_lifecycle::begin_stop(clock::time_point now, duration grace) {

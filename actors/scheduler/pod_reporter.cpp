@@ -1,6 +1,5 @@
 #include "actors/scheduler/pod_reporter.hpp"
 
-#include "actors/controller/event_recorder_actor.hpp"
 #include "k8s/client/client.hpp"
 #include "k8s/model/pod_patches.hpp"
 
@@ -8,11 +7,12 @@
 
 namespace kozmo::scheduler {
 
-pod_reporter::pod_reporter(std::shared_ptr<client::client> cli, caf::actor recorder, std::string component)
-    : cli_(std::move(cli)), recorder_(std::move(recorder)), component_(std::move(component)) {}
+pod_reporter::pod_reporter(std::shared_ptr<client::client> cli, std::function<void(controller::event_note)> record,
+                           std::string component)
+    : cli_(std::move(cli)), record_(std::move(record)), component_(std::move(component)) {}
 
 void pod_reporter::event(const pod_ref& pod, const char* type, const std::string& reason, const std::string& message) {
-  controller::record(recorder_, controller::pod_note(pod.ns, pod.name, pod.uid, {component_, ""}, type, reason, message));
+  record_(controller::pod_note(pod.ns, pod.name, pod.uid, {component_, ""}, type, reason, message));
 }
 
 void pod_reporter::unschedulable(const pod_ref& pod, const std::string& reason, const std::string& message) {

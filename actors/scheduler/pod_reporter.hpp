@@ -5,10 +5,10 @@
 // event recorder, which counts repeats.
 #pragma once
 
+#include "actors/controller/event_note.hpp"
 #include "actors/scheduler/scheduler_core.hpp"
 
-#include <caf/actor.hpp>
-
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -21,7 +21,9 @@ namespace kozmo::scheduler {
 
 class pod_reporter {
 public:
-  pod_reporter(std::shared_ptr<client::client> cli, caf::actor recorder, std::string component);
+  // `record` hands a note to the event recorder (the actor passes controller::record's call).
+  pod_reporter(std::shared_ptr<client::client> cli, std::function<void(controller::event_note)> record,
+               std::string component);
 
   // A pod the core could not place yet (the core says a reason only when it changed).
   void waiting(const pod_ref& pod, const std::string& reason);
@@ -38,7 +40,7 @@ private:
   void unschedulable(const pod_ref& pod, const std::string& reason, const std::string& message);
 
   std::shared_ptr<client::client> cli_;
-  caf::actor recorder_;
+  std::function<void(controller::event_note)> record_;
   std::string component_;
   std::map<std::string, std::string> spec_error_; // uid -> the spec error already reported
 };

@@ -1,5 +1,6 @@
 #include "actors/scheduler/scheduler_actor.hpp"
 
+#include "actors/controller/event_recorder_actor.hpp"
 #include "actors/scheduler/config.hpp"
 #include "actors/scheduler/inspect_api.hpp"
 #include "actors/scheduler/pod_intake.hpp"
@@ -262,7 +263,9 @@ caf::behavior scheduler(scheduler_actor* self, std::shared_ptr<client::client> c
   st.spawn_group = std::move(spawn_group);
   st.core.emplace(std::move(*core));
   st.force_bind_threshold = force_bind_threshold;
-  st.report.emplace(st.cli, st.cfg.recorder, st.cfg.component);
+  st.report.emplace(
+      st.cli, [recorder = st.cfg.recorder](controller::event_note n) { controller::record(recorder, std::move(n)); },
+      st.cfg.component);
   st.intake.default_virtual_cluster = st.cfg.default_virtual_cluster.empty()
                                           ? default_virtual_cluster(st.cfg.config_yaml)
                                           : st.cfg.default_virtual_cluster;

@@ -25,16 +25,6 @@ std::optional<std::chrono::seconds> parse_retry_after(std::string_view header) {
   return std::chrono::seconds(secs);
 }
 
-std::chrono::milliseconds backoff_delay(const backoff_policy& p, int attempt, double random01) {
-  using std::chrono::milliseconds;
-  milliseconds d = p.base;
-  for (int i = 0; i < attempt && d < p.cap; ++i) d *= 2;
-  d = std::min(d, p.cap);
-  auto jitter = static_cast<milliseconds::rep>(static_cast<double>(d.count()) * 0.2 *
-                                               std::clamp(random01, 0.0, 1.0));
-  return d + milliseconds(jitter);
-}
-
 std::optional<std::chrono::milliseconds> retry_delay(const backoff_policy& p,
                                                      std::string_view method,
                                                      const attempt_failure& failure, int attempt,

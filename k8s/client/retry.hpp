@@ -13,6 +13,7 @@
 //     not heal by themselves.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <random>
@@ -47,8 +48,15 @@ bool is_retryable_status(int status);
 // Parses a Retry-After header given in seconds (HTTP dates are not used by Kubernetes).
 std::optional<std::chrono::seconds> parse_retry_after(std::string_view header);
 
-// The back-off before retry number `attempt` (0 for the first retry); `random01` in [0, 1).
-std::chrono::milliseconds backoff_delay(const backoff_policy& p, int attempt, double random01);
+// The back-off before retry number `attempt` (0 for the first retry): base * 2^attempt, capped,
+// plus up to 20 % jitter scaled by `random01` in [0, 1) (0: none).
+inline std::chrono::milliseconds backoff_delay(const backoff_policy& p, int attempt, double random01) {
+  std::chrono::milliseconds d = p.base;
+  for (int i = 0; i < attempt && d < p.cap; ++i) d *= 2;
+  d = std::min(d, p.cap);
+  const double r = random01 < 0 ? 0 : random01 > 1 ? 1 : random01;
+  return d + std::chrono::milliseconds(static_cast<std::chrono::milliseconds::rep>(static_cast<double>(d.count()) * 0.2 * r));
+}
 
 // The delay before retrying, or nullopt when the failure must be reported. `attempt` counts
 // retries already made.
