@@ -1,5 +1,7 @@
 #include "actors/kubelet/pod_script.hpp"
 
+#include "k8s/model/time.hpp"
+
 #include <charconv>
 #include <cmath>
 
@@ -34,44 +36,10 @@ expected<scripted_failure> parse_failure(std::string_view text) {
 } // namespace
 
 expected<duration> parse_duration(std::string_view text) {
-  auto bad = [&] {
-    return error::bad_request("\"" + std::string(text) +
-                              "\" is not a duration (examples: 250ms, 5s, 1.5m, 1h)");
-  };
-  if (text.empty())
-    return bad();
-  double total_ms = 0;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    std::size_t start = i;
-    while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.'))
-      ++i;
-    if (start == i)
-      return bad();
-    double number = 0;
-    auto [ptr, ec] = std::from_chars(text.data() + start, text.data() + i, number);
-    if (ec != std::errc{} || ptr != text.data() + i)
-      return bad();
-    std::size_t unit_start = i;
-    while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i])))
-      ++i;
-    std::string_view unit = text.substr(unit_start, i - unit_start);
-    double scale = 0;
-    if (unit == "ms")
-      scale = 1;
-    else if (unit == "s")
-      scale = 1000;
-    else if (unit == "m")
-      scale = 60'000;
-    else if (unit == "h")
-      scale = 3'600'000;
-    else if (unit.empty() && number == 0)
-      scale = 0; // a bare "0" is allowed, as in Go
-    else
-      return bad();
-    total_ms += number * scale;
-  }
-  return duration{static_cast<long long>(std::llround(total_ms))};
+  auto d = k8s::parse_go_duration(text);
+  if (d && d->count() < 0)
+    return error::bad_request("\"" + std::string(text) + "\" is negative: a duration here is 0 or more");
+  return d;
 }
 
 expected<pod_script> parse_pod_script(const std::map<std::string, std::string>& annotations) {

@@ -1,6 +1,7 @@
 #include "k8s/model/time.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 
 namespace kozmo::k8s {
 namespace {
@@ -102,5 +103,87 @@ expected<time_point> parse_time(std::string_view text) {
 std::string format_time(time_point t) { return format_with_fraction(t, false); }
 
 std::string format_micro_time(time_point t) { return format_with_fraction(t, true); }
+
+} // namespace kozmo::k8s
+
+namespace kozmo::k8s {
+
+expected<std::chrono::milliseconds> parse_go_duration(std::string_view text) {
+  auto bad = [&] {
+    return error::bad_request("\"" + std::string(text) + "\" is not a duration (examples: 250ms, 5s, 1.5m, 1h30m)");
+  };
+  std::string_view s = text;
+  bool negative = false;
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) {
+    negative = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  if (s.empty())
+    return bad();
+  if (s == "0")
+    return std::chrono::milliseconds{0};
+  double total_ms = 0;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    std::size_t start = i;
+    bool digits = false;
+    while (i < s.size() && ((s[i] >= '0' && s[i] <= '9') || s[i] == '.')) {
+      digits = digits || s[i] != '.';
+      ++i;
+    }
+    if (!digits)
+      return bad();
+    double number = std::strtod(std::string(s.substr(start, i - start)).c_str(), nullptr);
+    std::size_t unit_start = i;
+    while (i < s.size() && !((s[i] >= '0' && s[i] <= '9') || s[i] == '.'))
+      ++i;
+    std::string_view unit = s.substr(unit_start, i - unit_start);
+    double scale = 0;
+    if (unit == "ns")
+      scale = 1e-6;
+    else if (unit == "us" || unit == "\xC2\xB5s" || unit == "\xCE\xBCs") // U+00B5 or U+03BC
+      scale = 1e-3;
+    else if (unit == "ms")
+      scale = 1;
+    else if (unit == "s")
+      scale = 1000;
+    else if (unit == "m")
+      scale = 60'000;
+    else if (unit == "h")
+      scale = 3'600'000;
+    else
+      return bad();
+    total_ms += number * scale;
+  }
+  auto ms = static_cast<long long>(total_ms + 0.5);
+  return std::chrono::milliseconds{negative ? -ms : ms};
+}
+
+std::string format_go_duration(std::chrono::milliseconds d) {
+  long long ms = d.count();
+  if (ms == 0)
+    return "0s";
+  std::string sign = ms < 0 ? "-" : "";
+  if (ms < 0)
+    ms = -ms;
+  if (ms < 1000)
+    return sign + std::to_string(ms) + "ms";
+  long long h = ms / 3'600'000, m = ms / 60'000 % 60, s = ms / 1000 % 60, frac = ms % 1000;
+  std::string secs = std::to_string(s);
+  if (frac) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, ".%03lld", frac);
+    std::string f = buf;
+    while (f.back() == '0')
+      f.pop_back();
+    secs += f;
+  }
+  std::string out = sign;
+  if (h)
+    out += std::to_string(h) + "h";
+  if (h || m)
+    out += std::to_string(m) + "m";
+  return out + secs + "s";
+}
 
 } // namespace kozmo::k8s

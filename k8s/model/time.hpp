@@ -23,4 +23,12 @@ std::string format_time(time_point t);
 // "2026-11-21T20:01:26.123456Z" (metav1.MicroTime): always six fractional digits.
 std::string format_micro_time(time_point t);
 
+// Go's time.ParseDuration: a sequence of decimal numbers with units ("300ms", "1.5h", "2h45m";
+// units ns, us, µs, ms, s, m, h; a bare "0"; a leading sign), to milliseconds (finer parts
+// are rounded). Errors quote the text and give examples.
+expected<std::chrono::milliseconds> parse_go_duration(std::string_view text);
+
+// Go's Duration.String(): "3m0s", "1h0m0s", "1.5s", "250ms", "0s".
+std::string format_go_duration(std::chrono::milliseconds d);
+
 } // namespace kozmo::k8s

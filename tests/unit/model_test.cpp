@@ -528,3 +528,22 @@ TEST_CASE("label and resource maps read like std::map and convert to and from it
   CHECK(keys == std::vector<std::string>{"cpu", "memory", "nvidia.com/gpu"});
   CHECK(to_json(r).get_string("cpu") == "500m");
 }
+
+TEST_CASE("Go durations parse and print as Go does") {
+  using namespace std::chrono;
+  CHECK(parse_go_duration("1h30m").value() == minutes(90));
+  CHECK(parse_go_duration("1.5s").value() == milliseconds(1500));
+  CHECK(parse_go_duration("300ms").value() == milliseconds(300));
+  CHECK(parse_go_duration("2500us").value() == milliseconds(3)); // rounded
+  CHECK(parse_go_duration("-5s").value() == seconds(-5));
+  CHECK(parse_go_duration("0").value() == milliseconds(0));
+  CHECK_FALSE(parse_go_duration("5").has_value()); // a unit is required but for 0
+  CHECK_FALSE(parse_go_duration("5 min").has_value());
+  CHECK_FALSE(parse_go_duration("").has_value());
+  CHECK(format_go_duration(minutes(3)) == "3m0s");
+  CHECK(format_go_duration(hours(1)) == "1h0m0s");
+  CHECK(format_go_duration(milliseconds(90500)) == "1m30.5s");
+  CHECK(format_go_duration(milliseconds(250)) == "250ms");
+  CHECK(format_go_duration(milliseconds(0)) == "0s");
+  CHECK(format_go_duration(seconds(30)) == "30s");
+}
