@@ -69,6 +69,26 @@ client::resource_ref object_of(const step& s) {
   return ref;
 }
 
+bool same_object(const client::resource_ref& a, const client::resource_ref& b) {
+  return a.group == b.group && a.resource == b.resource && a.ns == b.ns && a.name == b.name;
+}
+
+// patch_step::chain_resource_version: the precondition from the last answer about the object.
+json::value chained(const execution& ex, std::size_t index, const patch_step& st) {
+  auto target = object_of(ex.p.steps[index]);
+  for (std::size_t j = index; j-- > 0;) {
+    if (!ex.out.answers[j] || !same_object(object_of(ex.p.steps[j]), target))
+      continue;
+    const auto* rv = ex.out.answers[j]->at_path({"metadata", "resourceVersion"});
+    if (!rv || !rv->is_string())
+      break;
+    json::value patch = st.patch;
+    patch["metadata"]["resourceVersion"] = rv->as_string();
+    return patch;
+  }
+  return st.patch;
+}
+
 void launch(executor_actor* self, std::uint64_t run, execution& ex, std::size_t index) {
   auto& cli = *self->state.cli;
   ++ex.in_flight;
@@ -79,7 +99,10 @@ void launch(executor_actor* self, std::uint64_t run, execution& ex, std::size_t 
         if constexpr (std::is_same_v<S, create_step>) {
           cli.create(st.where, st.object, std::move(done));
         } else if constexpr (std::is_same_v<S, patch_step>) {
-          cli.patch(st.ref, st.type, st.patch, {}, std::move(done));
+          if (st.chain_resource_version)
+            cli.patch(st.ref, st.type, chained(ex, index, st), {}, std::move(done));
+          else
+            cli.patch(st.ref, st.type, st.patch, {}, std::move(done));
         } else if constexpr (std::is_same_v<S, delete_step>) {
           client::delete_options o;
           o.precondition_uid = st.uid;

@@ -43,6 +43,10 @@ struct patch_step {
   client::resource_ref ref;
   client::patch_type type = client::patch_type::merge;
   json::value patch;
+  // A merge patch whose metadata.resourceVersion precondition is the resourceVersion that the
+  // last earlier step of this plan on the same object answered with (a controller that changes
+  // an object's metadata, then its status, in one plan). Without such a step it goes as written.
+  bool chain_resource_version = false;
 };
 // DELETE `ref`; `uid` (when set) is a precondition, so a recreated namesake is never hit.
 struct delete_step {
