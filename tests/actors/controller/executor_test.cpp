@@ -112,6 +112,36 @@ TEST_CASE("a conflict re-reads the object so the caller's view catches up", "[co
   CHECK(out.reread->at_path({"metadata"})->get_string("uid") == uid);
 }
 
+TEST_CASE("a chained patch takes its resourceVersion precondition from the plan's previous write",
+          "[controller][executor]") {
+  fixture f;
+  auto created = f.cli->create(fixture::pods(), fixture::pod("chained"));
+  REQUIRE(created.has_value());
+  std::string rv = created->at_path({"metadata"})->get_string("resourceVersion");
+  auto guarded = [&](const std::string& value) {
+    json::value p = label(value);
+    p["metadata"]["resourceVersion"] = rv; // the version this controller last saw
+    return p;
+  };
+  SECTION("chained: the second write names the version the first one made") {
+    plan p;
+    p.steps.push_back(patch_step{fixture::pods("chained"), client::patch_type::merge, guarded("one")});
+    p.steps.push_back(patch_step{fixture::pods("chained"), client::patch_type::merge, guarded("two"), true});
+    auto out = f.run(std::move(p));
+    REQUIRE(out.what == plan_outcome::result::done);
+    CHECK(f.cli->get(fixture::pods("chained"))->at_path({"metadata", "labels"})->get_string("step") == "two");
+  }
+  SECTION("not chained: the second write is refused as stale (409), nothing is lost") {
+    plan p;
+    p.steps.push_back(patch_step{fixture::pods("chained"), client::patch_type::merge, guarded("one")});
+    p.steps.push_back(patch_step{fixture::pods("chained"), client::patch_type::merge, guarded("two")});
+    auto out = f.run(std::move(p));
+    CHECK(out.what == plan_outcome::result::failed);
+    CHECK(out.code == 409);
+    CHECK(f.cli->get(fixture::pods("chained"))->at_path({"metadata", "labels"})->get_string("step") == "one");
+  }
+}
+
 TEST_CASE("deleting what is already gone succeeds; a uid precondition spares a namesake", "[controller][executor]") {
   fixture f;
   REQUIRE(f.cli->create(fixture::pods(), fixture::pod("namesake")).has_value());
