@@ -1,5 +1,6 @@
 #include "actors/training/pod_health.hpp"
 
+#include "actors/demystify/demystify.hpp"
 #include "actors/training/pod_builder.hpp"
 
 #include <charconv>
@@ -59,13 +60,16 @@ std::optional<stuck_pod> stuck_reason(const k8s::pod& pod) {
         continue;
       const std::string& r = cs.state.waiting->reason;
       std::string detail = cs.state.waiting->message.empty() ? "" : " (" + cs.state.waiting->message + ")";
-      if (r == "ImagePullBackOff" || r == "ErrImagePull")
+      // What a waiting reason means is demystify's (shared with the task plugins); a replica that
+      // pulls (ErrImagePull, which turns into ImagePullBackOff) counts as stuck at once here.
+      auto kind = demystify::classify_waiting(r);
+      if (kind == demystify::waiting_class::image_pull || r == "ErrImagePull")
         return stuck_pod{r, "pod " + name + ": container " + cs.name + " cannot pull its image" + detail +
                                 "; check the image name and tag and the pod's imagePullSecrets"};
-      if (r == "InvalidImageName")
+      if (kind == demystify::waiting_class::invalid_image)
         return stuck_pod{r, "pod " + name + ": container " + cs.name + " has an invalid image name" + detail +
                                 "; fix the image in the replica template"};
-      if (r == "CreateContainerConfigError")
+      if (kind == demystify::waiting_class::config_error)
         return stuck_pod{r, "pod " + name + ": container " + cs.name + " cannot be configured" + detail +
                                 "; check the ConfigMaps and Secrets its env and volumes refer to"};
     }

@@ -31,4 +31,16 @@ inline constexpr const char* simulated = "kozmo.io/simulated";
 inline constexpr const char* gpu_type = "kozmo.io/gpu-type";
 inline constexpr const char* gpus_of_type_prefix = "kozmo.io/gpus."; // + type: GPUs of that type
 
+// --- Task executions (actors/tasks) -----------------------------------------------------------
+// On a TaskExecution: the project its ResourcePool's perProject limit counts it in (else its
+// namespace).
+inline constexpr const char* project = "kozmo.io/project";
+// On a task's pods: the task and the attempt (0-based) the pod runs.
+inline constexpr const char* task_name = "kozmo.io/task-name";
+inline constexpr const char* task_attempt = "kozmo.io/task-attempt";
+// On a TaskExecution while the controller may still hold its pods or pool token.
+inline constexpr const char* task_finalizer = "kozmo.io/task-execution";
+// The cluster autoscaler's annotation: a task pod is never moved to shrink the cluster.
+inline constexpr const char* safe_to_evict = "cluster-autoscaler.kubernetes.io/safe-to-evict";
+
 } // namespace kozmo::keys

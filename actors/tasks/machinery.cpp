@@ -1,0 +1,342 @@
+#include "actors/tasks/machinery.hpp"
+
+#include "k8s/model/kozmo_keys.hpp"
+#include "k8s/model/time.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+namespace kozmo::tasks {
+namespace {
+
+bool has_finalizer(const k8s::object_meta& meta) {
+  return std::find(meta.finalizers.begin(), meta.finalizers.end(), keys::task_finalizer) != meta.finalizers.end();
+}
+
+std::optional<int> attempt_of(const k8s::pod& pod) {
+  auto it = pod.metadata.labels.find(keys::task_attempt);
+  if (it == pod.metadata.labels.end())
+    return std::nullopt;
+  int n = -1;
+  auto [ptr, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), n);
+  if (ec != std::errc{} || ptr != it->second.data() + it->second.size())
+    return std::nullopt;
+  return n;
+}
+
+bool pod_finished(const k8s::pod& pod) { return pod.status.phase == "Succeeded" || pod.status.phase == "Failed"; }
+
+std::string attempt_prefix(int attempt) { return "attempt " + std::to_string(attempt) + ": "; }
+
+class round_builder {
+public:
+  explicit round_builder(const task_world& w) : w_(w) {
+    static const json::value none;
+    const json::value* st = w.task->document.find("status");
+    cur_ = status_from_json(st ? *st : none);
+    next_ = cur_;
+  }
+
+  task_round run() {
+    const auto& meta = w_.task->metadata;
+    if (meta.deletion_timestamp) {
+      abort_deleted();
+      return finish();
+    }
+    if (cur_.phase && is_terminal(*cur_.phase)) {
+      settle_ended();
+      return finish();
+    }
+    if (!next_.start_time)
+      next_.start_time = w_.now;
+    auto spec = decode_task(*w_.task, w_.plugins->types());
+    if (!spec) {
+      record(task_phase::failed, "InvalidSpec", spec.err().message + "; fix the TaskExecution and create it again",
+             "Warning", "Failed");
+      end();
+      return finish();
+    }
+    if (!has_finalizer(meta))
+      out_.finalizer = finalizer_change::add;
+    handle(*spec);
+    return finish();
+  }
+
+private:
+  const task_world& w_;
+  task_round out_;
+  task_status cur_, next_;
+
+  const platform_config& cfg() const { return *w_.config; }
+
+  void wake(time_point at) {
+    if (!out_.wake_at || at < *out_.wake_at)
+      out_.wake_at = at;
+  }
+
+  // Rule 6: a new (phase, version) is recorded, with an Event and a history entry. The message
+  // is kept current even when nothing new is recorded.
+  void record(task_phase phase, const std::string& reason, const std::string& message, const char* event_type,
+              const std::string& event_reason, std::string event_message = {}) {
+    next_.message = message;
+    auto s = stamp(next_.last_recorded(), phase, reason, next_.attempt);
+    if (!s.changed)
+      return;
+    next_.phase = phase;
+    next_.phase_version = s.version;
+    next_.reason = reason;
+    next_.last_transition_time = w_.now;
+    next_.history.push_back({phase, s.version, next_.attempt, reason, w_.now});
+    if (next_.history.size() > history_limit)
+      next_.history.erase(next_.history.begin(), next_.history.end() - history_limit);
+    if (event_message.empty())
+      event_message = attempt_prefix(next_.attempt) + (reason.empty() ? "" : reason + ": ") + message;
+    out_.events.push_back({event_type, event_reason, std::move(event_message)});
+  }
+
+  // The task ended (succeeded, failed or aborted): give everything back (rules 3, 7, 8).
+  void end() {
+    if (!next_.completion_time)
+      next_.completion_time = w_.now;
+    settle_ended();
+  }
+
+  void release_pool() {
+    if (next_.pool.empty())
+      return;
+    if (next_.pool_held || !cur_.phase || !is_terminal(*cur_.phase)) {
+      out_.pool = pool_action::release;
+      out_.pool_name = next_.pool;
+    }
+    next_.pool_held = false;
+  }
+
+  void settle_ended() {
+    release_pool();
+    int last = next_.attempt;
+    for (const auto* p : w_.pods) {
+      if (p->metadata.deletion_timestamp)
+        continue;
+      auto a = attempt_of(*p);
+      bool earlier = a && *a < last;
+      if (earlier || !pod_finished(*p))
+        out_.deletes.push_back({p->metadata.name, p->metadata.uid});
+    }
+    if (has_finalizer(w_.task->metadata))
+      out_.finalizer = finalizer_change::remove;
+  }
+
+  void abort_deleted() {
+    if (!has_finalizer(w_.task->metadata))
+      return; // nothing of ours is left to give back
+    for (const auto* p : w_.pods)
+      if (!p->metadata.deletion_timestamp)
+        out_.deletes.push_back({p->metadata.name, p->metadata.uid});
+    if (!cur_.phase || !is_terminal(*cur_.phase)) {
+      record(task_phase::aborted, "Deleted",
+             "the TaskExecution was deleted: its pods are deleted and its pool token is given back", "Normal", "Aborted");
+      next_.completion_time = w_.now;
+      if (auto* rec = next_.current_attempt(); rec && !rec->end_time) {
+        rec->phase = "Aborted";
+        rec->end_time = w_.now;
+      }
+    }
+    release_pool();
+    out_.finalizer = finalizer_change::remove;
+  }
+
+  // Rule 3: the pool token. Returns false while the task must wait for it.
+  bool hold_token(const task_spec& spec) {
+    if (spec.resource_pool.empty() || next_.pool_held)
+      return true;
+    next_.pool = spec.resource_pool;
+    switch (w_.grant.what) {
+    case pool_grant::state::unasked:
+      out_.pool = pool_action::acquire;
+      out_.pool_name = spec.resource_pool;
+      return false;
+    case pool_grant::state::waiting:
+      if (!next_.waiting_since)
+        next_.waiting_since = w_.now;
+      record(task_phase::waiting_for_resources, w_.grant.no_pool ? "ResourcePoolNotFound" : "ResourceExhausted",
+             w_.grant.message, "Normal", "WaitingForResources");
+      return false;
+    case pool_grant::state::granted:
+      next_.pool_held = true;
+      return true;
+    }
+    return false;
+  }
+
+  attempt_record& attempt_record_for(const task_spec& spec) {
+    if (auto* rec = next_.current_attempt())
+      return *rec;
+    attempt_record rec;
+    rec.attempt = next_.attempt;
+    rec.phase = "Queued";
+    rec.interruptible = attempt_interruptible(spec, cfg(), next_.attempt, next_.system_failures);
+    rec.start_time = w_.now;
+    next_.attempts.push_back(std::move(rec));
+    return next_.attempts.back();
+  }
+
+  // Plugin state is scoped to an attempt: a new attempt starts with none.
+  json::value state_for_attempt() const {
+    const json::value& s = next_.plugin_state;
+    if (s.is_object() && s.get_int("attempt", -1) == next_.attempt)
+      return s.find("data") ? *s.find("data") : json::value();
+    return json::value();
+  }
+
+  void handle(const task_spec& spec) {
+    if (!hold_token(spec))
+      return;
+    const plugin* plug = w_.plugins->find(spec.type);
+    attempt_record& rec = attempt_record_for(spec);
+    int attempt = next_.attempt;
+
+    task_context ctx;
+    ctx.task = w_.task;
+    ctx.spec = &spec;
+    ctx.config = w_.config;
+    ctx.attempt = attempt;
+    ctx.interruptible = rec.interruptible;
+    ctx.pods = w_.pods;
+    ctx.plugin_state = state_for_attempt();
+    ctx.now = w_.now;
+    std::string tname = spec.pod_template_name.empty() ? cfg().default_pod_template_name : spec.pod_template_name;
+    ctx.template_name = tname;
+    if (!tname.empty() && w_.templ.name == tname) {
+      ctx.template_known = true;
+      if (w_.templ.found)
+        ctx.pod_template = &*w_.templ.found;
+    }
+
+    plugin_answer a = plug->handle(ctx);
+    if (a.needs_template) {
+      out_.need_template = tname;
+      return;
+    }
+    for (auto& c : a.creates)
+      out_.creates.push_back(std::move(c));
+    for (auto& d : a.deletes)
+      out_.deletes.push_back(std::move(d));
+    next_.plugin_state = json::object{{"version", 1}, {"attempt", attempt}, {"data", std::move(a.plugin_state)}};
+    if (!a.object.empty())
+      rec.pod = a.object;
+
+    phase_info info = std::move(a.info);
+    // Rule 5.
+    if (spec.timeout && rec.start_time && !info.is_terminal()) {
+      auto deadline = *rec.start_time + *spec.timeout;
+      if (w_.now >= deadline)
+        info = retryable_failure(error_kind::user, "Timeout",
+                                 "the attempt ran longer than spec.timeout (" + k8s::format_go_duration(*spec.timeout) +
+                                     "); its pod is deleted",
+                                 true);
+      else
+        wake(deadline);
+    }
+    if (info.wake_at)
+      wake(*info.wake_at);
+
+    if (!info.is_terminal()) {
+      auto phase = shown_as(info.phase);
+      rec.phase = std::string(to_string(phase));
+      rec.reason = info.reason;
+      rec.message = info.message;
+      record(phase, info.reason, info.message, "Normal", std::string(to_string(phase)));
+      return;
+    }
+    attempt_ended(spec, *plug, ctx, rec, info);
+  }
+
+  void attempt_ended(const task_spec& spec, const plugin& plug, const task_context& ctx, attempt_record& rec,
+                     const phase_info& info) {
+    bool succeeded = info.phase == plugin_phase::success;
+    rec.end_time = w_.now;
+    rec.phase = succeeded ? "Succeeded" : "Failed";
+    rec.reason = info.reason;
+    rec.message = info.message;
+    if (info.cleanup)
+      for (auto& d : plug.abort(ctx))
+        out_.deletes.push_back(std::move(d));
+    for (auto& d : plug.finalize(ctx))
+      out_.deletes.push_back(std::move(d));
+    int attempt = next_.attempt;
+    if (succeeded) {
+      record(task_phase::succeeded, "", info.message.empty() ? "the task succeeded" : info.message, "Normal",
+             "Succeeded");
+      end();
+      return;
+    }
+    if (info.phase == plugin_phase::permanent_failure) {
+      record(task_phase::failed, info.reason, info.message, "Warning", "Failed");
+      end();
+      return;
+    }
+    // Rule 4: a retryable failure, counted as the user's or the system's.
+    bool system = info.kind == error_kind::system;
+    int user_failures = attempt - next_.system_failures + (system ? 0 : 1);
+    if (system)
+      ++next_.system_failures;
+    std::string why_not;
+    if (system && next_.system_failures > cfg().max_system_failures)
+      why_not = "; it was the platform's failure number " + std::to_string(next_.system_failures) +
+                " and the platform allows " + std::to_string(cfg().max_system_failures) + " (max-system-failures)";
+    if (!system && user_failures > spec.retries)
+      why_not = spec.retries == 0 ? "; no retries (spec.retries is 0)"
+                                  : "; all " + std::to_string(spec.retries) + " retries are used (spec.retries)";
+    if (!why_not.empty()) {
+      record(task_phase::failed, info.reason, info.message + why_not, "Warning", "Failed");
+      end();
+      return;
+    }
+    std::string failed = "attempt " + std::to_string(attempt) + " failed: " + info.reason + ": " + info.message;
+    next_.attempt = attempt + 1;
+    next_.plugin_state = json::value();
+    attempt_record_for(spec);
+    std::string left = system ? std::to_string(cfg().max_system_failures - next_.system_failures) + " platform failure(s)"
+                              : std::to_string(spec.retries - user_failures) + " retry(ies)";
+    record(task_phase::queued, info.reason, failed + "; retrying as attempt " + std::to_string(next_.attempt), "Warning",
+           "AttemptFailed", failed + "; retrying as attempt " + std::to_string(next_.attempt) + " (" + left + " left)");
+  }
+
+  task_round finish() {
+    // The plugin and the end-of-task rules may both ask to delete a pod: once is enough.
+    auto& d = out_.deletes;
+    std::sort(d.begin(), d.end(), [](const delete_pod& a, const delete_pod& b) { return a.name < b.name; });
+    d.erase(std::unique(d.begin(), d.end(), [](const delete_pod& a, const delete_pod& b) { return a.name == b.name; }),
+            d.end());
+    if (status_to_json(next_) != status_to_json(cur_))
+      out_.status = std::move(next_);
+    return std::move(out_);
+  }
+};
+
+} // namespace
+
+std::vector<const k8s::pod*> pods_of_attempt(const std::vector<const k8s::pod*>& pods, int attempt) {
+  std::vector<const k8s::pod*> out;
+  for (const auto* p : pods)
+    if (auto a = attempt_of(*p); a && *a == attempt)
+      out.push_back(p);
+  return out;
+}
+
+bool attempt_interruptible(const task_spec& spec, const platform_config& config, int attempt, int system_failures) {
+  (void)attempt;
+  if (!spec.interruptible)
+    return false;
+  // The peer's rule, counted in system failures (a spot node taken away is one): a positive
+  // threshold N leaves interruptible nodes after N of them; a negative -N keeps the last N
+  // attempts the platform allows (max-system-failures + 1) off them.
+  int threshold = config.interruptible_failure_threshold;
+  int max_attempts = config.max_system_failures + 1;
+  int above = threshold > 0 ? threshold : max_attempts + threshold;
+  return system_failures < above;
+}
+
+task_round run_round(const task_world& world) { return round_builder(world).run(); }
+
+} // namespace kozmo::tasks

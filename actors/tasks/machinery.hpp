@@ -1,0 +1,95 @@
+// The task machinery: one round of a TaskExecution. Given the task as last seen, its pods, what
+// the resource manager and the pod template store last answered, and the time, it decides the
+// task's status, what to create and delete, which Events to record, what to ask the resource
+// manager, and when to look again. Pure: no CAF, no I/O, no clock (the world carries `now`).
+//
+// Rules:
+//  1. Level-based: a round reads only the world; running it twice on the same world decides
+//     the same thing, and a round that finds nothing new asks for nothing.
+//  2. A task whose spec is invalid fails at once (reason InvalidSpec, the message names the
+//     field); nothing is created.
+//  3. A task naming a ResourcePool holds one token of it from before its first pod is created
+//     until it ends: the status says `pool.held` before the pod is asked for (the plan writes
+//     the status first), so a restarted resource manager can count it. The token is given back
+//     on every terminal phase and on delete.
+//  4. Attempts: user failures are retried up to spec.retries, system failures up to the
+//     platform's max-system-failures, counted apart (status.systemFailures); a permanent failure
+//     ends the task. Each attempt is a fresh pod named after it; the status names the next
+//     attempt before its pod is asked for, so no attempt is started twice.
+//  5. spec.timeout bounds each attempt from its start: past it the attempt fails (Timeout,
+//     a user error, retried like one) and its pod is deleted.
+//  6. Phases and versions follow phase.hpp; every new (phase, version) is an Event and a
+//     history entry (the last 20 are kept).
+//  7. A task being deleted is aborted: its pods are deleted, its token released, its phase set
+//     to Aborted, and then the finalizer (added by the first round) is removed. A task that has
+//     ended and let go of everything loses its finalizer too, so deleting it needs no
+//     controller.
+//  8. When the task ends, pods of earlier attempts are deleted; the last attempt's pod stays
+//     (kubectl logs, describe) until the task is deleted, unless it still runs (a pod task's
+//     sidecars), in which case it is deleted.
+#pragma once
+
+#include "actors/tasks/plugin.hpp"
+#include "actors/tasks/task_status.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kozmo::tasks {
+
+// What the resource manager last said about this task's token.
+struct pool_grant {
+  enum class state { unasked, granted, waiting };
+  state what = state::unasked;
+  bool no_pool = false; // waiting because the pool does not exist
+  std::string message;
+};
+
+// What the pod template store last said.
+struct template_answer {
+  std::string name;                 // the template asked for ("" = not asked)
+  std::optional<json::value> found; // nullopt: it does not exist
+};
+
+struct task_world {
+  const k8s::custom_object* task = nullptr;
+  std::vector<const k8s::pod*> pods; // the task's pods, every attempt
+  const platform_config* config = nullptr;
+  const plugin_registry* plugins = nullptr;
+  pool_grant grant;
+  template_answer templ;
+  time_point now;
+};
+
+struct task_event {
+  std::string type; // "Normal" or "Warning"
+  std::string reason;
+  std::string message;
+};
+
+enum class finalizer_change { none, add, remove };
+enum class pool_action { none, acquire, release };
+
+struct task_round {
+  std::optional<task_status> status; // the new status, when it changed
+  std::vector<create_pod> creates;
+  std::vector<delete_pod> deletes;
+  std::vector<task_event> events;
+  finalizer_change finalizer = finalizer_change::none;
+  pool_action pool = pool_action::none;
+  std::string pool_name;
+  std::string need_template; // ask the store for this template, then run again
+  std::optional<time_point> wake_at;
+};
+
+task_round run_round(const task_world& world);
+
+// Whether attempt `attempt` of an interruptible task may run on interruptible nodes (the peer's
+// interruptible-failure-threshold, counted in system failures; see platform_config.hpp).
+bool attempt_interruptible(const task_spec& spec, const platform_config& config, int attempt, int system_failures);
+
+// The pods of one attempt, by the kozmo.io/task-attempt label.
+std::vector<const k8s::pod*> pods_of_attempt(const std::vector<const k8s::pod*>& pods, int attempt);
+
+} // namespace kozmo::tasks

@@ -1,0 +1,176 @@
+#include "actors/tasks/task_pod.hpp"
+
+#include "actors/tasks/command_template.hpp"
+#include "actors/tasks/names.hpp"
+#include "actors/tasks/placement.hpp"
+#include "actors/tasks/pod_template_merge.hpp"
+#include "actors/tasks/resources.hpp"
+#include "k8s/model/kozmo_keys.hpp"
+
+#include <algorithm>
+
+namespace kozmo::tasks {
+namespace {
+
+constexpr const char* last_applied = "kubectl.kubernetes.io/last-applied-configuration";
+
+json::value string_map_json(const std::map<std::string, std::string>& m) {
+  json::value out = json::object{};
+  for (const auto& [k, v] : m)
+    out[k] = v;
+  return out;
+}
+
+template_values values_for(const attempt_pod_input& in, const std::string& pod_name) {
+  const auto& meta = in.task->metadata;
+  const auto& prefix = in.spec->output_prefix;
+  template_values v;
+  v.input_prefix = inputs_path;
+  v.input = std::string(inputs_path) + "/inputs.json";
+  v.output_prefix = prefix;
+  if (!prefix.empty()) {
+    v.raw_output_data_prefix = prefix + "/raw";
+    v.checkpoint_output_prefix = prefix + "/checkpoints/" + std::to_string(in.attempt);
+    if (in.attempt > 0)
+      v.prev_checkpoint_prefix = prefix + "/checkpoints/" + std::to_string(in.attempt - 1);
+  }
+  v.per_retry_unique_key = pod_name;
+  v.task_template_path = "/apis/kozmo.io/v1alpha1/namespaces/" + meta.namespace_ + "/taskexecutions/" + meta.name;
+  v.namespace_ = meta.namespace_;
+  v.inputs = in.spec->inputs;
+  return v;
+}
+
+std::vector<std::pair<std::string, std::string>> identity_env(const attempt_pod_input& in) {
+  const auto& meta = in.task->metadata;
+  std::vector<std::pair<std::string, std::string>> env = {
+      {"KOZMO_TASK_NAME", meta.name},
+      {"KOZMO_TASK_NAMESPACE", meta.namespace_},
+      {"KOZMO_TASK_UID", meta.uid},
+      {"KOZMO_PROJECT", project_of(meta)},
+      {"KOZMO_ATTEMPT_NUMBER", std::to_string(in.attempt)},
+  };
+  if (!in.spec->output_prefix.empty())
+    env.emplace_back("KOZMO_OUTPUT_PREFIX", in.spec->output_prefix);
+  for (const auto& e : in.spec->environment)
+    env.push_back(e);
+  return env;
+}
+
+status render_list(json::value& container, const char* key, const template_values& values, const std::string& where) {
+  json::value* list = container.find(key);
+  if (!list || !list->is_array())
+    return ok;
+  for (std::size_t i = 0; i < list->as_array().size(); ++i) {
+    json::value& item = list->as_array()[i];
+    if (!item.is_string())
+      continue;
+    auto r = render_template(item.as_string(), values);
+    if (!r)
+      return error::invalid(where + "." + key + "[" + std::to_string(i) + "]: " + r.err().message);
+    item = std::move(*r);
+  }
+  return ok;
+}
+
+void add_env(json::value& container, const std::vector<std::pair<std::string, std::string>>& env) {
+  json::value& list = container["env"];
+  if (!list.is_array())
+    list = json::array{};
+  for (const auto& [name, value] : env) {
+    bool present = std::any_of(list.as_array().begin(), list.as_array().end(),
+                               [&](const json::value& e) { return e.get_string("name") == name; });
+    if (!present)
+      list.as_array().push_back(json::object{{"name", name}, {"value", value}});
+  }
+}
+
+status customize_containers(json::value& spec, const attempt_pod_input& in, const template_values& values) {
+  auto env = identity_env(in);
+  bool container_task = in.spec->type == "container";
+  for (const char* list_key : {"initContainers", "containers"}) {
+    json::value* list = spec.find(list_key);
+    if (!list || !list->is_array())
+      continue;
+    for (auto& c : list->as_array()) {
+      std::string name = c.get_string("name");
+      std::string where = container_task ? "spec.container" : "spec.pod.spec." + std::string(list_key) + "[" + name + "]";
+      for (const char* key : {"command", "args"})
+        if (auto st = render_list(c, key, values, where); !st)
+          return st;
+      add_env(c, env);
+      bool primary = name == in.spec->primary_container && std::string(list_key) == "containers";
+      resource_mode mode = !primary ? resource_mode::ensure_in_range
+                                    : (container_task ? resource_mode::assign : resource_mode::merge_existing);
+      static const json::value none;
+      const json::value* res = c.find("resources");
+      json::value settled = apply_resources(res ? *res : none, primary ? in.spec->resources : none, mode, *in.config);
+      if (settled.as_object().empty())
+        c.as_object().erase("resources");
+      else
+        c["resources"] = std::move(settled);
+    }
+  }
+  return ok;
+}
+
+} // namespace
+
+json::value owner_reference(const k8s::custom_object& task) {
+  return json::object{{"apiVersion", api_version}, {"kind", task_kind},        {"name", task.metadata.name},
+                      {"uid", task.metadata.uid},  {"controller", true},       {"blockOwnerDeletion", true}};
+}
+
+expected<json::value> build_attempt_pod(const attempt_pod_input& in) {
+  const auto& meta = in.task->metadata;
+  const auto& spec = *in.spec;
+  std::string name = attempt_pod_name(meta.name, in.attempt);
+
+  // Labels and annotations: the platform's defaults, then the task's own, then Kozmo's.
+  std::map<std::string, std::string> labels = in.config->default_labels;
+  for (const auto& [k, v] : meta.labels)
+    labels[k] = v;
+  labels[keys::task_name] = meta.name;
+  labels[keys::task_attempt] = std::to_string(in.attempt);
+  std::map<std::string, std::string> annotations = in.config->default_annotations;
+  for (const auto& [k, v] : meta.annotations)
+    if (k != last_applied)
+      annotations[k] = v;
+
+  json::value pod = json::object{};
+  pod["apiVersion"] = "v1";
+  pod["kind"] = "Pod";
+  json::value& m = pod["metadata"];
+  m["name"] = name;
+  m["namespace"] = meta.namespace_;
+  m["labels"] = string_map_json(labels);
+  if (!annotations.empty())
+    m["annotations"] = string_map_json(annotations);
+  m["ownerReferences"] = json::array{owner_reference(*in.task)};
+  if (spec.type == "container") {
+    json::value c = spec.container;
+    c["name"] = spec.primary_container;
+    pod["spec"] = json::object{{"containers", json::array{std::move(c)}}};
+  } else {
+    pod["spec"] = spec.pod_spec;
+  }
+  if (in.pod_template) {
+    pod = merge_pod_template(*in.pod_template, pod, spec.primary_container);
+    // Kozmo's own labels and the owner are not the template's to change.
+    pod["metadata"]["labels"][keys::task_name] = meta.name;
+    pod["metadata"]["labels"][keys::task_attempt] = std::to_string(in.attempt);
+  }
+
+  json::value& pod_spec = pod["spec"];
+  if (auto st = customize_containers(pod_spec, in, values_for(in, name)); !st)
+    return st.err();
+  pod_spec["restartPolicy"] = "Never";
+  if (pod_spec.get_string("schedulerName").empty() && !in.config->scheduler_name.empty())
+    pod_spec["schedulerName"] = in.config->scheduler_name;
+  apply_interruptible_and_defaults(pod_spec, in.interruptible, *in.config);
+  if (spec.accelerator)
+    apply_gpu_selectors(pod_spec, *spec.accelerator, *in.config);
+  return pod;
+}
+
+} // namespace kozmo::tasks

@@ -1,0 +1,72 @@
+// A TaskExecution (kozmo.io/v1alpha1) as the task machinery reads it: the spec users write,
+// decoded and validated once per change. Pure: no CAF, no I/O.
+//
+//   spec.type            "container" | "pod" (the plugin registry is open: training kinds next)
+//   spec.container       image, command, args, env, resources ("gpu" names the GPU resource)
+//   spec.pod             primaryContainerName + a pod spec (sidecars allowed)
+//   spec.podTemplateName a PodTemplate of the task's namespace, merged under the task
+//   spec.interruptible   bool; spec.retries (user-error retries); spec.timeout (Go duration)
+//   spec.gpuAccelerator  device, partitionSize | unpartitioned
+//   spec.resourcePool    a ResourcePool: one token held while an attempt runs
+//   spec.resources       overrides for the primary container (requests / limits)
+//   spec.environment     extra env; spec.inputs (name → URI); spec.outputPrefix (URI)
+//
+// `decode_task` never throws and never guesses: a malformed spec is an error whose message
+// names the field the way kube-apiserver's validation does ("spec.retries: Invalid value: -1:
+// must be 0 or more"), which the task reports as its failure.
+#pragma once
+
+#include "k8s/error.hpp"
+#include "k8s/json/value.hpp"
+#include "k8s/model/custom_object.hpp"
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kozmo::tasks {
+
+inline constexpr const char* group = "kozmo.io";
+inline constexpr const char* version = "v1alpha1";
+inline constexpr const char* api_version = "kozmo.io/v1alpha1";
+inline constexpr const char* task_kind = "TaskExecution";
+inline constexpr const char* task_resource = "taskexecutions";
+inline constexpr const char* pool_kind = "ResourcePool";
+inline constexpr const char* pool_resource = "resourcepools";
+
+struct gpu_accelerator {
+  std::string device;          // node label value, e.g. "nvidia-tesla-a100"
+  std::string partition_size;  // "1g.5gb"; empty: no partition asked
+  bool unpartitioned = false;  // a whole, unpartitioned GPU
+};
+
+struct task_spec {
+  std::string type; // registry key: "container", "pod"
+  // type container: the container as written (name defaults to "primary"). type pod: the pod
+  // spec as written. Kept as JSON so every field the user wrote reaches the pod.
+  json::value container;
+  json::value pod_spec;
+  std::string primary_container; // type pod: spec.pod.primaryContainerName; container: its name
+  std::string pod_template_name;
+  bool interruptible = false;
+  int retries = 0;
+  std::optional<std::chrono::milliseconds> timeout;
+  std::optional<gpu_accelerator> accelerator;
+  std::string resource_pool;
+  json::value resources; // overrides {requests, limits}; null when absent
+  std::vector<std::pair<std::string, std::string>> environment; // in the order written
+  std::map<std::string, std::string> inputs;
+  std::string output_prefix;
+
+  int max_attempts() const { return retries + 1; }
+};
+
+// Types the registry knows, for the "supported values" of the error message.
+expected<task_spec> decode_task(const k8s::custom_object& task, const std::vector<std::string>& known_types);
+
+// The project a task belongs to: its kozmo.io/project label, else its namespace.
+std::string project_of(const k8s::object_meta& meta);
+
+} // namespace kozmo::tasks

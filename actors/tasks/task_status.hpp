@@ -1,0 +1,69 @@
+// A TaskExecution's status: what the machinery records between rounds and what users read
+// (`kubectl get tx` shows phase, attempt and reason). Pure: read from and written to JSON.
+//
+//   status:
+//     phase: Running            phaseVersion: 1        attempt: 0        systemFailures: 0
+//     reason: ImagePullBackOff  message: "..."
+//     startTime / completionTime / lastTransitionTime
+//     pool: {name, held}         the ResourcePool token, while the task holds it
+//     attempts: [{attempt, pod, phase, reason, message, interruptible, startTime, endTime}]
+//     history:  [{phase, version, attempt, reason, time}]    the last `history_limit` entries
+//     pluginState: {version, ...}                             the plugin's own, between rounds
+#pragma once
+
+#include "actors/tasks/phase.hpp"
+#include "k8s/json/value.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kozmo::tasks {
+
+inline constexpr std::size_t history_limit = 20;
+
+struct attempt_record {
+  int attempt = 0;
+  std::string pod; // what the attempt created (a pod's name)
+  std::string phase; // "Running", "Failed", ...
+  std::string reason;
+  std::string message;
+  bool interruptible = false;
+  std::optional<time_point> start_time;
+  std::optional<time_point> end_time;
+};
+
+struct history_entry {
+  task_phase phase = task_phase::queued;
+  std::uint32_t version = 0;
+  int attempt = 0;
+  std::string reason;
+  time_point time;
+};
+
+struct task_status {
+  std::optional<task_phase> phase; // nullopt: never handled
+  std::uint32_t phase_version = 0;
+  int attempt = 0;
+  int system_failures = 0;
+  std::string reason;
+  std::string message;
+  std::optional<time_point> start_time;
+  std::optional<time_point> completion_time;
+  std::optional<time_point> last_transition_time;
+  std::string pool;       // the ResourcePool the token is (or was) asked from
+  bool pool_held = false; // the token is held: the pool counts it, also after a restart
+  std::optional<time_point> waiting_since; // first asked for the token
+  std::vector<attempt_record> attempts;
+  std::vector<history_entry> history;
+  json::value plugin_state; // {version: N, ...}; null when none
+
+  const attempt_record* current_attempt() const;
+  attempt_record* current_attempt();
+  std::optional<recorded_phase> last_recorded() const;
+};
+
+task_status status_from_json(const json::value& status);
+json::value status_to_json(const task_status& s);
+
+} // namespace kozmo::tasks
