@@ -11,6 +11,23 @@
 
 namespace kozmo::json {
 
+value create_merge_patch(const value& original, const value& modified) {
+  if (!original.is_object() || !modified.is_object())
+    return modified;
+  object out;
+  for (const auto& [k, v] : original.as_object()) {
+    const value* now = modified.find(k);
+    if (!now || now->is_null())
+      out.set(k, nullptr);
+    else if (*now != v)
+      out.set(k, v.is_object() && now->is_object() ? create_merge_patch(v, *now) : *now);
+  }
+  for (const auto& [k, v] : modified.as_object())
+    if (!original.find(k) && !v.is_null())
+      out.set(k, v);
+  return out;
+}
+
 value apply_merge_patch(const value& target, const value& patch) {
   if (!patch.is_object())
     return patch;

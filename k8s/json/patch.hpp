@@ -18,6 +18,11 @@ namespace kozmo::json {
 // RFC 7386: objects merge recursively, null deletes a key, anything else replaces.
 value apply_merge_patch(const value& target, const value& patch);
 
+// The merge patch that turns `original` into `modified` (the inverse of apply_merge_patch):
+// changed members, nested objects as their own diffs, removed members as null. Arrays are
+// replaced whole. A JSON null in `modified` cannot be expressed and is treated as removal.
+value create_merge_patch(const value& original, const value& modified);
+
 // RFC 6902 operations add/remove/replace/move/copy/test with JSON Pointer paths (RFC 6901).
 // A failed `test` or a path that does not exist is an error; nothing is applied then.
 expected<value> apply_json_patch(const value& target, const value& patch);

@@ -216,3 +216,12 @@ TEST_CASE("kubectl's JSON patch on a pod image changes only that container", "[p
                 R"([{"op":"replace","path":"/spec/containers/1/image","value":"y:2"}])") ==
         R"({"spec":{"containers":[{"name":"a","image":"x:1"},{"name":"b","image":"y:2"}]}})");
 }
+
+TEST_CASE("a created merge patch turns the original into the modified document") {
+  auto original = json::parse(R"({"a":1,"b":{"c":2,"d":3},"e":[1,2],"gone":"x","same":{"k":"v"}})").value();
+  auto modified = json::parse(R"({"a":1,"b":{"c":5},"e":[2],"new":true,"same":{"k":"v"}})").value();
+  auto patch = json::create_merge_patch(original, modified);
+  CHECK(json::dump(patch) == R"({"b":{"c":5,"d":null},"e":[2],"gone":null,"new":true})");
+  CHECK(json::apply_merge_patch(original, patch) == modified);
+  CHECK(json::dump(json::create_merge_patch(original, original)) == "{}");
+}
