@@ -201,10 +201,13 @@ void on_pod(kubelet_actor* self, const object_event<k8s::pod>& ev) {
   write_status(self, uid, pos->second);
   post_event(self, pos->second, uid, "Normal", "Pulling",
              "Pulling image \"" + (sp.containers.empty() ? "" : sp.containers[0].image) + "\"");
-  // A pod that was already Running when this kubelet restarted resumes running.
+  // A pod that was already Running when this kubelet restarted resumes running, for its whole
+  // scripted duration again (the simulated containers restart with the kubelet).
   if (pod.status.phase == "Running") {
-    pos->second.life->advance(clock::now());
+    auto next = pos->second.life->advance(clock::now());
     write_status(self, uid, pos->second);
+    if (next)
+      arm(self, uid, pos->second, *next);
     return;
   }
   arm(self, uid, pos->second, pos->second.life->first_delay());
