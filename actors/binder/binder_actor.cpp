@@ -80,6 +80,13 @@ pod_need need_of(const k8s::pod& p) {
     need.memory_bytes = std::max(need.memory_bytes, amount(c, "memory").value());
   }
   need.node_selector = p.spec.node_selector;
+  if (p.spec.affinity && p.spec.affinity->node_affinity && p.spec.affinity->node_affinity->required)
+    for (const auto& term : *p.spec.affinity->node_affinity->required) {
+      node_selector_term t;
+      for (const auto& e : term.match_expressions)
+        t.push_back({e.key, e.operator_, e.values});
+      need.required_terms.push_back(std::move(t));
+    }
   for (const auto& t : p.spec.tolerations)
     need.tolerations.push_back({t.key, t.operator_.empty() ? "Equal" : t.operator_, t.value, t.effect});
   return need;

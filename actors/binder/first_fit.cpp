@@ -1,5 +1,7 @@
 #include "actors/binder/first_fit.hpp"
 
+#include <charconv>
+
 #include <algorithm>
 
 namespace kozmo::binder {
@@ -17,6 +19,34 @@ bool tolerates(const std::vector<toleration>& tolerations, const taint& t) {
 
 } // namespace
 
+bool matches_term(const node_selector_term& term, const std::map<std::string, std::string>& labels) {
+  auto number = [](const std::string& s, long long& out) {
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+    return ec == std::errc{} && p == s.data() + s.size();
+  };
+  for (const auto& r : term) {
+    auto it = labels.find(r.key);
+    bool has = it != labels.end();
+    bool in = has && std::find(r.values.begin(), r.values.end(), it->second) != r.values.end();
+    bool ok = false;
+    if (r.op == "In")
+      ok = in;
+    else if (r.op == "NotIn")
+      ok = !in;
+    else if (r.op == "Exists")
+      ok = has;
+    else if (r.op == "DoesNotExist")
+      ok = !has;
+    else if ((r.op == "Gt" || r.op == "Lt") && has && r.values.size() == 1) {
+      long long a = 0, b = 0;
+      ok = number(it->second, a) && number(r.values[0], b) && (r.op == "Gt" ? a > b : a < b);
+    }
+    if (!ok)
+      return false;
+  }
+  return true;
+}
+
 expected<std::string> choose_node(const pod_need& pod, const std::vector<node_room>& nodes) {
   // Reasons are counted per kind, in kube-scheduler's wording.
   std::map<std::string, int> refusals;
@@ -33,7 +63,10 @@ expected<std::string> choose_node(const pod_need& pod, const std::vector<node_ro
       auto it = n.labels.find(kv.first);
       return it != n.labels.end() && it->second == kv.second;
     });
-    if (!selector_ok) {
+    bool affinity_ok = pod.required_terms.empty() ||
+                       std::any_of(pod.required_terms.begin(), pod.required_terms.end(),
+                                   [&](const node_selector_term& t) { return matches_term(t, n.labels); });
+    if (!selector_ok || !affinity_ok) {
       ++refusals["node(s) didn't match Pod's node affinity/selector"];
       continue;
     }

@@ -2,8 +2,8 @@
 //
 // `kozmo local` has no kube-scheduler, so pods that do not ask for Kozmo's GPU scheduler
 // (schedulerName empty or "default-scheduler") are placed by this small first-fit rule:
-// Ready, schedulable nodes whose labels match the pod's nodeSelector, whose NoSchedule taints
-// the pod tolerates, and with enough free GPUs, CPU and memory. When nothing fits, the reason
+// Ready, schedulable nodes whose labels match the pod's nodeSelector and required node
+// affinity, whose NoSchedule taints the pod tolerates, and with enough free GPUs, CPU and memory. When nothing fits, the reason
 // reads like kube-scheduler's: "0/3 nodes are available: 1 node(s) were unschedulable,
 // 2 Insufficient nvidia.com/gpu."
 #pragma once
@@ -41,11 +41,24 @@ struct node_room {
   std::int64_t memory_bytes = 0;
 };
 
+// requiredDuringSchedulingIgnoredDuringExecution: terms ORed, each term's requirements ANDed, on
+// node labels (operators In, NotIn, Exists, DoesNotExist, Gt, Lt).
+struct label_requirement {
+  std::string key;
+  std::string op;
+  std::vector<std::string> values;
+};
+using node_selector_term = std::vector<label_requirement>;
+
+// Whether `labels` satisfy one term.
+bool matches_term(const node_selector_term& term, const std::map<std::string, std::string>& labels);
+
 struct pod_need {
   std::int64_t gpus = 0;
   std::int64_t milli_cpu = 0;
   std::int64_t memory_bytes = 0;
   std::map<std::string, std::string> node_selector;
+  std::vector<node_selector_term> required_terms; // empty: no required node affinity
   std::vector<toleration> tolerations;
 };
 

@@ -56,3 +56,23 @@ TEST_CASE("an empty cluster says no nodes are registered") {
   REQUIRE_FALSE(chosen.has_value());
   CHECK_THAT(chosen.err().message, Catch::Contains("0/0 nodes are available"));
 }
+
+TEST_CASE("required node affinity keeps a pod on nodes whose labels match one of its terms") {
+  node_room a100{"a100-node", true, false, {{"k8s.amazonaws.com/accelerator", "nvidia-tesla-a100"}}, {}, 8, 64000, 1LL << 36};
+  node_room v100{"v100-node", true, false, {{"k8s.amazonaws.com/accelerator", "nvidia-tesla-v100"}}, {}, 8, 64000, 1LL << 36};
+  pod_need pod;
+  pod.gpus = 1;
+  pod.required_terms = {{{"k8s.amazonaws.com/accelerator", "In", {"nvidia-tesla-v100"}}}};
+  CHECK(choose_node(pod, {a100, v100}).value() == "v100-node");
+  pod.required_terms = {{{"k8s.amazonaws.com/accelerator", "In", {"h100"}}}};
+  auto none = choose_node(pod, {a100, v100});
+  REQUIRE_FALSE(none.has_value());
+  CHECK(none.err().message == "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector.");
+  // Terms are ORed, requirements ANDed.
+  pod.required_terms = {{{"k8s.amazonaws.com/accelerator", "In", {"h100"}}},
+                        {{"k8s.amazonaws.com/accelerator", "Exists", {}}, {"spot", "DoesNotExist", {}}}};
+  CHECK(choose_node(pod, {a100, v100}).value() == "a100-node");
+  CHECK(matches_term({{"gpus", "Gt", {"4"}}}, {{"gpus", "8"}}));
+  CHECK_FALSE(matches_term({{"gpus", "Lt", {"4"}}}, {{"gpus", "8"}}));
+  CHECK(matches_term({{"zone", "NotIn", {"a"}}}, {}));
+}
