@@ -5,7 +5,7 @@
 #include "actors/controller/event_recorder_actor.hpp"
 #include "actors/extender/http_api.hpp"
 #include "actors/scheduler/scheduler_actor.hpp"
-#include "actors/training/training_crds.hpp"
+#include "runtime/crds.hpp"
 #include "actors/training/training_supervisor_actor.hpp"
 #include "actors/kubelet/kubelet_actor.hpp"
 #include "actors/watch/object_traits.hpp"
@@ -83,7 +83,7 @@ expected<std::string> scheduler_config_text(const std::string& text_or_path) {
 // The training CRDs embedded in the binary, applied to the embedded server (create or update),
 // one YAML document at a time.
 status install_training_crds(apiserver::server& srv) {
-  for (const auto& file : training::embedded_crds()) {
+  for (const auto& file : embedded_crds()) {
     std::string text(file.text);
     std::vector<std::string> docs(1);
     std::istringstream lines(text);

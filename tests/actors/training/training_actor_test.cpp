@@ -2,7 +2,7 @@
 // simulated kubelets, the binder, and the training controller (engine_options::training), seen
 // the way a user sees them: GETs of jobs, pods, services and events. The last case runs two
 // supervisors one after the other by hand to check that a restart takes over without duplicates.
-#include "actors/training/training_crds.hpp"
+#include "runtime/crds.hpp"
 #include "actors/training/training_supervisor_actor.hpp"
 #include "actors/watch/watch_actor.hpp"
 #include "k8s/apiserver/body_codec.hpp"
@@ -262,7 +262,7 @@ engine_options without_training() {
 
 // The embedded CRDs, created through the API as `kubectl apply -f deploy/crds/` would.
 void install_crds(client::client& cli) {
-  for (const auto& file : training::embedded_crds()) {
+  for (const auto& file : embedded_crds()) {
     std::string text(file.text);
     for (std::size_t at = 0; at < text.size();) {
       auto end = text.find("\n---", at);

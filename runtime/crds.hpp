@@ -1,11 +1,12 @@
-// The training CRDs (deploy/crds/*.yaml), embedded in the binary at build time so that
-// `kozmo local` can install them before its controllers start, wherever it runs from.
+// Kozmo's CRDs (deploy/crds/*.yaml: the training job kinds, TaskExecution, ResourcePool),
+// embedded in the binary at build time so that `kozmo local` can install them before its
+// controllers start, wherever it runs from.
 #pragma once
 
 #include <string_view>
 #include <vector>
 
-namespace kozmo::training {
+namespace kozmo {
 
 struct embedded_file {
   std::string_view name; // "pytorchjobs.yaml"
@@ -15,4 +16,4 @@ struct embedded_file {
 // Empty when the build found no deploy/crds/*.yaml.
 const std::vector<embedded_file>& embedded_crds();
 
-} // namespace kozmo::training
+} // namespace kozmo
