@@ -114,6 +114,7 @@ Usage:
       --event-ttl DURATION      Events expire this long after their last write (default 1h; 0 = never)
       --write-kubeconfig PATH   write a kubeconfig for kubectl pointing at the server
       --demo                    create a demo pod and narrate its life on the terminal
+      --config FILE             Kozmo's configuration (YAML): the task platform's `tasks:` section
       --log-level LEVEL         trace, debug, info, warn, error (default info)
   kozmo kubelet [flags]     simulated GPU nodes against any API server
       --kubeconfig PATH         (default: $KUBECONFIG or ~/.kube/config)
@@ -159,6 +160,7 @@ expected<command> parse_command_line(const std::vector<std::string>& args) {
         {"event-ttl", seconds_flag("event-ttl", o.event_ttl_seconds)},
         {"write-kubeconfig", string_flag(o.write_kubeconfig)},
         {"demo", bool_flag(o.demo)},
+        {"config", string_flag(o.config_file)},
         {"log-level", string_flag(o.log_level)},
     };
     if (auto st = parse_flags(sub, rest, args.end(), flags); !st)

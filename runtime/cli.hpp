@@ -18,6 +18,7 @@ struct local_options {
   std::int64_t event_ttl_seconds = 3600; // Events expire after this; 0 = never
   std::string write_kubeconfig;    // path of a kubeconfig pointing kubectl at the server
   bool demo = false;               // create a demo pod and narrate its life
+  std::string config_file;         // Kozmo's configuration (YAML; the `tasks:` section)
   std::string log_level = "info";
 };
 

@@ -6,6 +6,7 @@
 #include "actors/extender/http_api.hpp"
 #include "actors/scheduler/scheduler_actor.hpp"
 #include "runtime/crds.hpp"
+#include "actors/tasks/task_controller.hpp"
 #include "actors/training/training_supervisor_actor.hpp"
 #include "actors/kubelet/kubelet_actor.hpp"
 #include "actors/watch/object_traits.hpp"
@@ -17,6 +18,7 @@
 #include "runtime/demo.hpp"
 
 #include <caf/all.hpp>
+#include <cstdlib>
 #include <fstream>
 #include <future>
 #include <shared_mutex>
@@ -80,9 +82,9 @@ expected<std::string> scheduler_config_text(const std::string& text_or_path) {
   return text.str();
 }
 
-// The training CRDs embedded in the binary, applied to the embedded server (create or update),
-// one YAML document at a time.
-status install_training_crds(apiserver::server& srv) {
+// Kozmo's CRDs embedded in the binary, applied to the embedded server (create or update), one
+// YAML document at a time.
+status install_crds(apiserver::server& srv) {
   for (const auto& file : embedded_crds()) {
     std::string text(file.text);
     std::vector<std::string> docs(1);
@@ -99,11 +101,11 @@ status install_training_crds(apiserver::server& srv) {
         continue;
       auto obj = apiserver::yaml_to_json(doc);
       if (!obj)
-        return error::bad_request("training CRDs: " + std::string(file.name) + ": " + obj.err().message);
+        return error::bad_request("CRDs: " + std::string(file.name) + ": " + obj.err().message);
       if (!obj->is_object())
         continue;
       if (auto applied = srv.apply_object(*obj); !applied)
-        return error::bad_request("training CRDs: " + std::string(file.name) + ": " + applied.err().message);
+        return error::bad_request("CRDs: " + std::string(file.name) + ": " + applied.err().message);
     }
   }
   return ok;
@@ -163,10 +165,10 @@ struct engine::impl {
   status spawn_actors() {
     bool run_scheduler = !opts.scheduler_config.empty();
     bool need_nodes_watch = opts.binder || opts.demo || run_scheduler;
-    if (opts.nodes.nodes.empty() && !need_nodes_watch && !opts.training)
+    if (opts.nodes.nodes.empty() && !need_nodes_watch && !opts.training && !opts.tasks)
       return ok;
-    if (opts.training && server) {
-      if (auto st = install_training_crds(*server); !st)
+    if ((opts.training || opts.tasks) && server) {
+      if (auto st = install_crds(*server); !st)
         return st;
     }
     recorder = controller::spawn_event_recorder(*sys, cli);
@@ -201,6 +203,16 @@ struct engine::impl {
       tc.job.opts.scheduler_name = opts.scheduler_name;
       tc.recorder = recorder;
       actors.push_back(training::spawn_training_supervisor(*sys, pods_watch, std::move(tc)));
+    }
+    if (opts.tasks) {
+      tasks::task_controller_config tc;
+      tc.cli = cli;
+      tc.platform = opts.task_platform;
+      tc.recorder = recorder;
+      if (const char* ns = std::getenv("POD_NAMESPACE"); ns && *ns)
+        tc.template_namespace = ns;
+      for (auto& a : tasks::spawn_task_controller(*sys, pods_watch, std::move(tc)))
+        actors.push_back(std::move(a));
     }
     if (opts.demo)
       actors.push_back(runtime::spawn_demo(*sys, cli, pods_watch, nodes_watch));

@@ -15,6 +15,7 @@
 #pragma once
 
 #include "actors/kubelet/cluster_shape.hpp"
+#include "actors/tasks/platform_config.hpp"
 #include "k8s/error.hpp"
 
 #include <caf/fwd.hpp>
@@ -50,6 +51,10 @@ struct engine_options {
   // The training-job controller (PyTorchJob, TFJob, MPIJob, Caffe2Job: actors/training). With
   // the embedded server, the CRDs of deploy/crds (embedded at build time) are installed first.
   bool training = false;
+  // The task controller (TaskExecution, ResourcePool: actors/tasks) with the task platform's
+  // settings. With the embedded server, the CRDs of deploy/crds are installed first.
+  bool tasks = false;
+  tasks::platform_config task_platform;
   double client_qps = 0;        // 0 = the client's default (or a loopback-sized one when embedded)
   int client_burst = 0;         // 0 = twice client_qps
 };

@@ -1,5 +1,6 @@
 #include "runtime/local_mode.hpp"
 
+#include "runtime/config_file.hpp"
 #include "runtime/engine.hpp"
 #include "runtime/hived_shape.hpp"
 #include "runtime/logging.hpp"
@@ -122,6 +123,11 @@ int run_local(const local_options& opts) {
     std::cerr << "kozmo: " << cluster.err().message << "\n";
     return 2;
   }
+  auto config = load_config_file(opts.config_file);
+  if (!config) {
+    std::cerr << "kozmo: " << config.err().message << "\n";
+    return 2;
+  }
   const auto* shape = &cluster->shape;
   shutdown_signals signals;
   auto eo = embedded_server(opts.port, opts.data_dir, opts.event_ttl_seconds);
@@ -130,6 +136,8 @@ int run_local(const local_options& opts) {
   eo.scheduler_config = cluster->hived_config;
   eo.demo = opts.demo;
   eo.training = true; // PyTorchJob, TFJob, MPIJob, Caffe2Job; their CRDs are installed at start
+  eo.tasks = true;    // TaskExecution, ResourcePool
+  eo.task_platform = std::move(config->tasks);
   engine e(eo);
   auto announce = [&]() -> int {
     std::string url = e.url();

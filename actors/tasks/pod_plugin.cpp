@@ -64,6 +64,10 @@ public:
     }
     a.info = from_verdict(demystify::of_pod(*pod, ctx.spec->primary_container, type_ == "pod",
                                             grace_of(*ctx.config), ctx.now));
+    if (a.info.message.empty() && a.info.phase == plugin_phase::running)
+      a.info.message = "pod " + name + " runs on " + (pod->spec.node_name.empty() ? "its node" : pod->spec.node_name);
+    if (a.info.message.empty() && a.info.phase == plugin_phase::success)
+      a.info.message = "pod " + name + " succeeded";
     return a;
   }
 

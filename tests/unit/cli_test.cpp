@@ -85,3 +85,10 @@ TEST_CASE("kozmo extender takes the API client's rate limit, and refuses a limit
   REQUIRE_FALSE(zero.has_value());
   CHECK_THAT(zero.err().message, Catch::Contains("kube-api-qps"));
 }
+
+TEST_CASE("kozmo local takes a configuration file") {
+  auto cmd = parse_command_line({"local", "--config", "/etc/kozmo/config.yaml"});
+  REQUIRE(cmd.has_value());
+  CHECK(cmd->local.config_file == "/etc/kozmo/config.yaml");
+  CHECK(parse_command_line({"local"})->local.config_file.empty());
+}

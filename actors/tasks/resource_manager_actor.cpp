@@ -1,0 +1,275 @@
+#include "actors/tasks/resource_manager_actor.hpp"
+
+#include "actors/controller/executor_actor.hpp"
+#include "actors/tasks/resource_pools.hpp"
+#include "actors/tasks/task_spec.hpp"
+#include "actors/tasks/task_status.hpp"
+#include "actors/watch/watch_actor.hpp"
+#include "k8s/client/client.hpp"
+#include "k8s/model/codec.hpp"
+#include "messages/atoms.hpp"
+#include "messages/task_messages.hpp"
+#include "messages/watch_messages.hpp"
+
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include <set>
+#include <utility>
+#include <unordered_map>
+
+namespace kozmo::tasks {
+namespace {
+
+using flush_atom = caf::atom_constant<caf::atom("poolflush")>;
+using listed_atom = caf::atom_constant<caf::atom("listed")>;
+
+constexpr std::size_t holders_shown = 50;
+
+// The TaskExecutions as listed at start (from the client's io thread).
+struct tasks_listed {
+  std::shared_ptr<expected<json::value>> list;
+};
+KOZMO_LOCAL_MESSAGE(tasks_listed)
+
+struct rm_state {
+  static inline const char* name = "resource_manager";
+  resource_manager_config cfg;
+  pool_book book;
+  caf::actor pools_watch;
+  bool tasks_restored = false;
+  bool pools_listed = false;
+  struct early_request {
+    pool_acquire req;
+    caf::response_promise rp;
+    caf::actor from;
+  };
+  std::vector<early_request> early;          // acquisitions before ready
+  std::vector<pool_release> early_releases;  // releases before ready
+  std::unordered_map<std::string, caf::actor> waiters;               // token → task actor
+  std::set<std::string> dirty;                                        // pools whose status to write
+  bool flush_armed = false;
+  bool writing = false;
+};
+
+using rm_actor = caf::stateful_actor<rm_state>;
+
+bool ready(const rm_state& st) { return st.tasks_restored && st.pools_listed; }
+
+void mark(rm_actor* self, const std::string& pool) {
+  auto& st = self->state;
+  st.dirty.insert(pool);
+  if (!st.flush_armed && !st.writing) {
+    st.flush_armed = true;
+    self->delayed_send(self, st.cfg.status_interval, flush_atom::value);
+  }
+}
+
+void notify(rm_actor* self, const std::string& pool, const std::vector<pool_request>& granted) {
+  auto& st = self->state;
+  for (const auto& r : granted) {
+    spdlog::debug("resource manager: {} granted a token of pool {}", r.task, pool);
+    if (auto it = st.waiters.find(r.token); it != st.waiters.end()) {
+      self->send(it->second, pool_granted{pool, r.token});
+      st.waiters.erase(it);
+    }
+  }
+}
+
+pool_answer answer_of(const allocation_answer& a) {
+  return {a.what == allocation::granted, a.what == allocation::no_pool, a.message};
+}
+
+pool_answer acquire(rm_actor* self, const pool_acquire& req) {
+  auto& st = self->state;
+  pool_request r{req.token, req.ns, req.project, req.task, req.since_ms};
+  auto a = st.book.allocate(req.pool, r);
+  if (a.what == allocation::granted)
+    st.waiters.erase(req.token);
+  else
+    st.waiters[req.token] = caf::actor_cast<caf::actor>(self->current_sender());
+  mark(self, req.pool);
+  return answer_of(a);
+}
+
+void release(rm_actor* self, const pool_release& req) {
+  auto& st = self->state;
+  st.waiters.erase(req.token);
+  bool held = st.book.holds(req.pool, req.token);
+  auto granted = st.book.release(req.pool, req.token);
+  notify(self, req.pool, granted);
+  if (held || !granted.empty())
+    spdlog::debug("resource manager: token {} of pool {} given back", req.token, req.pool);
+  mark(self, req.pool);
+}
+
+void become_ready_if_done(rm_actor* self) {
+  auto& st = self->state;
+  if (!ready(st))
+    return;
+  for (const auto& r : std::exchange(st.early_releases, {}))
+    release(self, r);
+  for (auto& e : std::exchange(st.early, {})) {
+    pool_request r{e.req.token, e.req.ns, e.req.project, e.req.task, e.req.since_ms};
+    auto a = st.book.allocate(e.req.pool, r);
+    if (a.what != allocation::granted)
+      st.waiters[e.req.token] = e.from;
+    mark(self, e.req.pool);
+    e.rp.deliver(answer_of(a));
+  }
+  spdlog::info("resource manager: ready ({} pool(s))", st.book.pools().size());
+}
+
+// Rule 5 of resource_pools.hpp: tokens the tasks' statuses say they hold.
+void restore(rm_actor* self, const expected<json::value>& list) {
+  auto& st = self->state;
+  if (!list) {
+    spdlog::warn("resource manager: cannot list TaskExecutions: {} (retrying in 1s)", list.err().message);
+    self->delayed_send(self, std::chrono::seconds(1), listed_atom::value);
+    return;
+  }
+  int restored = 0;
+  if (const auto* items = list->find("items"); items && items->is_array())
+    for (const auto& item : items->as_array()) {
+      const auto* status = item.find("status");
+      if (!status)
+        continue;
+      auto s = status_from_json(*status);
+      if (s.pool.empty() || !s.pool_held)
+        continue;
+      auto meta = k8s::from_json<k8s::object_meta>(item.find("metadata") ? *item.find("metadata") : json::value());
+      if (!meta)
+        continue;
+      std::int64_t since = 0;
+      if (s.waiting_since)
+        since = std::chrono::duration_cast<std::chrono::milliseconds>(s.waiting_since->time_since_epoch()).count();
+      st.book.restore(s.pool, {meta->uid, meta->namespace_, project_of(*meta), meta->namespace_ + "/" + meta->name, since});
+      mark(self, s.pool);
+      ++restored;
+    }
+  spdlog::info("resource manager: {} token(s) held before the restart restored", restored);
+  st.tasks_restored = true;
+  become_ready_if_done(self);
+}
+
+void list_tasks(rm_actor* self) {
+  caf::actor me = caf::actor_cast<caf::actor>(self);
+  self->state.cfg.cli->list_all({group, version, task_resource, "", "", ""}, {}, [me](expected<json::value> r) {
+    caf::anon_send(me, tasks_listed{std::make_shared<expected<json::value>>(std::move(r))});
+  });
+}
+
+void on_pool(rm_actor* self, const object_event<k8s::custom_object>& ev) {
+  auto& st = self->state;
+  if (!ev.object)
+    return;
+  const auto& name = ev.object->metadata.name;
+  if (ev.type == watch::event_type::deleted) {
+    st.book.remove_pool(name);
+    spdlog::info("resource manager: pool {} deleted; its holders keep their tokens until they end", name);
+    return;
+  }
+  const auto* spec = ev.object->document.find("spec");
+  std::int64_t quota = spec ? spec->get_int("quota", 0) : 0;
+  if (quota <= 0) {
+    spdlog::warn("resource manager: pool {} has no spec.quota above 0: treated as absent", name);
+    st.book.remove_pool(name);
+    return;
+  }
+  pool_limits limits;
+  limits.quota = static_cast<int>(quota);
+  if (spec->find("perNamespace"))
+    limits.per_namespace = static_cast<int>(spec->get_int("perNamespace"));
+  if (spec->find("perProject"))
+    limits.per_project = static_cast<int>(spec->get_int("perProject"));
+  notify(self, name, st.book.set_pool(name, limits));
+  mark(self, name);
+}
+
+// Writes the dirty pools' statuses, one plan for all of them.
+void flush(rm_actor* self) {
+  auto& st = self->state;
+  st.flush_armed = false;
+  if (st.dirty.empty() || st.writing)
+    return;
+  controller::plan p;
+  for (const auto& pool : st.dirty) {
+    auto u = st.book.usage(pool);
+    if (!u.exists)
+      continue;
+    json::value status = json::object{};
+    status["inUse"] = u.in_use;
+    status["waiting"] = u.waiting;
+    json::array holders;
+    for (const auto& h : st.book.holders(pool)) {
+      if (holders.size() == holders_shown)
+        break;
+      holders.push_back(h);
+    }
+    status["holders"] = std::move(holders);
+    json::value patch = json::object{};
+    patch["status"] = std::move(status);
+    p.steps.push_back(controller::patch_step{{group, version, pool_resource, "", pool, "status"},
+                                              client::patch_type::merge, std::move(patch)});
+  }
+  st.dirty.clear();
+  if (p.steps.empty())
+    return;
+  st.writing = true;
+  self->request(st.cfg.executor, caf::infinite, controller::run_plan{std::move(p)})
+      .then([self](controller::plan_outcome& out) {
+        auto& st = self->state;
+        st.writing = false;
+        // A pool deleted meanwhile (404) needs no status; anything else is written again later.
+        if (out.what == controller::plan_outcome::result::failed && out.code != 404)
+          spdlog::debug("resource manager: pool status: {}", out.failure);
+        if (!st.dirty.empty() && !st.flush_armed) {
+          st.flush_armed = true;
+          self->delayed_send(self, st.cfg.status_interval, flush_atom::value);
+        }
+      });
+}
+
+caf::behavior resource_manager(rm_actor* self, resource_manager_config cfg) {
+  auto& st = self->state;
+  st.cfg = std::move(cfg);
+  watch::watch_config wc;
+  wc.resource = {group, version, pool_resource, "", "", ""};
+  st.pools_watch = watch::spawn_watch<k8s::custom_object>(self->system(), st.cfg.cli, wc);
+  self->link_to(st.pools_watch);
+  self->send(st.pools_watch, atoms::subscribe_atom::value, watch::index_kind::all, std::string(),
+             caf::actor_cast<caf::actor>(self));
+  self->request(st.pools_watch, caf::infinite, atoms::synced_atom::value).then([self](caf::ok_atom) {
+    self->state.pools_listed = true;
+    become_ready_if_done(self);
+  });
+  list_tasks(self);
+  return {
+      [self](object_event<k8s::custom_object>& ev) { on_pool(self, ev); },
+      [self](tasks_listed& msg) { restore(self, *msg.list); },
+      [self](listed_atom) { list_tasks(self); },
+      [self](pool_acquire& req) -> caf::result<pool_answer> {
+        if (!ready(self->state)) {
+          auto rp = self->make_response_promise<pool_answer>();
+          self->state.early.push_back({std::move(req), rp, caf::actor_cast<caf::actor>(self->current_sender())});
+          return rp;
+        }
+        return acquire(self, req);
+      },
+      [self](pool_release& req) {
+        if (!ready(self->state))
+          self->state.early_releases.push_back(std::move(req));
+        else
+          release(self, req);
+      },
+      [self](flush_atom) { flush(self); },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_resource_manager(caf::actor_system& sys, resource_manager_config cfg) {
+  return sys.spawn(resource_manager, std::move(cfg));
+}
+
+} // namespace kozmo::tasks

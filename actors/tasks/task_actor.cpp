@@ -1,0 +1,356 @@
+#include "actors/tasks/task_actor.hpp"
+
+#include "actors/controller/executor_actor.hpp"
+#include "actors/controller/object_view.hpp"
+#include "actors/tasks/machinery.hpp"
+#include "k8s/client/retry.hpp"
+#include "k8s/json/patch.hpp"
+#include "k8s/model/codec.hpp"
+#include "k8s/model/kozmo_keys.hpp"
+#include "messages/atoms.hpp"
+#include "messages/task_messages.hpp"
+#include "messages/watch_messages.hpp"
+
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+namespace kozmo::tasks {
+namespace {
+
+using round_atom = caf::atom_constant<caf::atom("taskround")>;
+using wake_atom = caf::atom_constant<caf::atom("wake")>;
+using controller::plan;
+using controller::plan_outcome;
+
+struct task_state {
+  static inline const char* name = "task_execution";
+
+  std::shared_ptr<const task_actor_config> cfg;
+  controller::child_tools tools;
+  std::shared_ptr<const k8s::custom_object> task;
+  controller::object_view<k8s::pod> pods;
+  pool_grant grant;
+  std::string pool_asked; // the pool a request is out for (or held from)
+  // The same, for the exit handler (which may run after the state is gone).
+  std::shared_ptr<std::string> pool_on_exit = std::make_shared<std::string>();
+  template_answer templ;
+  std::string template_asked;
+  bool running = false; // a plan is with the executor
+  bool dirty = false;   // something changed since the last round
+  bool queued = false;  // a round_atom is in the mailbox
+  std::uint32_t wake_generation = 0;
+  std::optional<time_point> wake_at;
+  std::optional<client::backoff> backoff;
+};
+
+using task_actor = caf::stateful_actor<task_state>;
+
+std::string who(task_actor* self) {
+  const auto& m = self->state.task->metadata;
+  return m.namespace_ + "/" + m.name;
+}
+
+client::resource_ref task_ref(task_actor* self, std::string subresource = {}) {
+  const auto& m = self->state.task->metadata;
+  return {group, version, task_resource, m.namespace_, m.name, std::move(subresource)};
+}
+
+client::resource_ref pods_ref(task_actor* self, const std::string& name = {}) {
+  return {"", "v1", "pods", self->state.task->metadata.namespace_, name, ""};
+}
+
+void request_round(task_actor* self) {
+  auto& st = self->state;
+  st.dirty = true;
+  if (!st.queued && !st.running) {
+    st.queued = true;
+    self->send(self, round_atom::value);
+  }
+}
+
+void arm_wake(task_actor* self, std::optional<time_point> at) {
+  auto& st = self->state;
+  if (at == st.wake_at)
+    return;
+  st.wake_at = at;
+  auto gen = ++st.wake_generation;
+  if (!at)
+    return;
+  auto delay = std::chrono::duration_cast<std::chrono::milliseconds>(*at - st.tools.time->now());
+  delay = std::max(delay, std::chrono::milliseconds{0}) + std::chrono::milliseconds{20};
+  self->delayed_send(self, delay, wake_atom::value, gen);
+}
+
+// --- resource manager and template store ------------------------------------------------------
+
+void ask_pool(task_actor* self, const std::string& pool) {
+  auto& st = self->state;
+  if (st.pool_asked == pool || !st.cfg->pools)
+    return;
+  st.pool_asked = pool;
+  *st.pool_on_exit = pool;
+  const auto& m = st.task->metadata;
+  const json::value* status = st.task->document.find("status");
+  auto since = status_from_json(status ? *status : json::value()).waiting_since.value_or(st.tools.time->now());
+  pool_acquire req{pool, m.uid, m.namespace_, project_of(m), who(self),
+                   std::chrono::duration_cast<std::chrono::milliseconds>(since.time_since_epoch()).count()};
+  self->request(st.cfg->pools, caf::infinite, std::move(req)).then([self, pool](pool_answer& a) {
+    auto& st = self->state;
+    if (st.pool_asked != pool || st.grant.what == pool_grant::state::granted)
+      return; // released meanwhile, or granted by a pool_granted that came first
+    st.grant.what = a.granted ? pool_grant::state::granted : pool_grant::state::waiting;
+    st.grant.no_pool = a.no_pool;
+    st.grant.message = a.message;
+    request_round(self);
+  });
+}
+
+void give_back_pool(task_actor* self, const std::string& pool) {
+  auto& st = self->state;
+  if (st.cfg->pools)
+    self->send(st.cfg->pools, pool_release{pool, st.task->metadata.uid});
+  st.pool_asked.clear();
+  st.pool_on_exit->clear();
+  st.grant = {};
+}
+
+void ask_template(task_actor* self, const std::string& name) {
+  auto& st = self->state;
+  if (st.template_asked == name || !st.cfg->templates)
+    return;
+  st.template_asked = name;
+  template_request req{st.task->metadata.namespace_, name};
+  self->request(st.cfg->templates, caf::infinite, std::move(req)).then([self, name](template_reply& r) {
+    auto& st = self->state;
+    st.templ.name = name;
+    st.templ.found = r.found ? std::optional<json::value>(*r.found) : std::nullopt;
+    st.template_asked.clear();
+    request_round(self);
+  });
+}
+
+// --- a round's decisions as a plan for the executor ---------------------------------------------
+
+json::value finalizers_patch(const k8s::object_meta& meta, bool add) {
+  json::array list;
+  for (const auto& f : meta.finalizers)
+    if (f != keys::task_finalizer)
+      list.push_back(f);
+  if (add)
+    list.push_back(keys::task_finalizer);
+  json::value p = json::object{};
+  p["metadata"]["resourceVersion"] = meta.resource_version;
+  p["metadata"]["finalizers"] = std::move(list);
+  return p;
+}
+
+plan plan_of(task_actor* self, task_round& r) {
+  auto& st = self->state;
+  const auto& t = *st.task;
+  plan p;
+  bool wrote_task = false;
+  if (r.finalizer == finalizer_change::add) {
+    p.steps.push_back(controller::patch_step{task_ref(self), client::patch_type::merge, finalizers_patch(t.metadata, true)});
+    wrote_task = true;
+  }
+  k8s::object_reference about{task_kind, t.metadata.namespace_, t.metadata.name, t.metadata.uid, api_version, "", ""};
+  for (auto& e : r.events)
+    p.steps.push_back(controller::event_step{{about, {st.cfg->component, ""}, e.type, e.reason, e.message}});
+  if (r.status) {
+    static const json::value none = json::object{};
+    const json::value* old = t.document.find("status");
+    json::value patch = json::object{};
+    patch["status"] = json::create_merge_patch(old && old->is_object() ? *old : none, status_to_json(*r.status));
+    patch["metadata"]["resourceVersion"] = t.metadata.resource_version;
+    p.steps.push_back(controller::patch_step{task_ref(self, "status"), client::patch_type::merge, std::move(patch),
+                                             wrote_task});
+    wrote_task = true;
+  }
+  for (auto& d : r.deletes)
+    p.steps.push_back(controller::delete_step{pods_ref(self, d.name), d.uid, ""});
+  for (auto& c : r.creates)
+    p.steps.push_back(controller::create_step{pods_ref(self), std::move(c.pod)});
+  if (r.finalizer == finalizer_change::remove)
+    p.steps.push_back(controller::patch_step{task_ref(self), client::patch_type::merge,
+                                             finalizers_patch(t.metadata, false), wrote_task});
+  return p;
+}
+
+// A newer copy of the task, from an answer or a re-read.
+void take_task(task_actor* self, const json::value& doc) {
+  auto& st = self->state;
+  auto task = k8s::from_json<k8s::custom_object>(doc);
+  if (!task || task->metadata.uid != st.task->metadata.uid)
+    return;
+  if (task->kind.empty()) {
+    task->kind = st.task->kind;
+    task->api_version = st.task->api_version;
+  }
+  if (!controller::older_than(task->metadata.resource_version, st.task->metadata.resource_version))
+    st.task = std::make_shared<const k8s::custom_object>(std::move(*task));
+}
+
+// A pod of ours, from an answer or a re-read (a create that met its own earlier attempt).
+void take_pod(task_actor* self, const json::value& doc) {
+  auto pod = k8s::from_json<k8s::pod>(doc);
+  if (!pod)
+    return;
+  const auto* owner = pod->metadata.controller_ref();
+  if (!owner || owner->uid != self->state.task->metadata.uid)
+    return;
+  self->state.pods.upsert(std::make_shared<const k8s::pod>(std::move(*pod)));
+}
+
+void note_answer(task_actor* self, const controller::step& s, const json::value& answer) {
+  if (const auto* c = std::get_if<controller::create_step>(&s)) {
+    take_pod(self, answer);
+  } else if (const auto* d = std::get_if<controller::delete_step>(&s)) {
+    // Gone from this actor's view at once: the watch's later echo comes with its
+    // deletionTimestamp, which rounds leave alone.
+    if (auto it = self->state.pods.items.find(d->ref.name); it != self->state.pods.items.end())
+      self->state.pods.items.erase(it);
+  } else if (std::holds_alternative<controller::patch_step>(s)) {
+    take_task(self, answer);
+  }
+}
+
+void on_outcome(task_actor* self, plan_outcome& out) {
+  auto& st = self->state;
+  st.running = false;
+  const plan& p = out.plan;
+  for (std::size_t i = 0; i < p.steps.size() && i < out.answers.size(); ++i)
+    if (out.answers[i])
+      note_answer(self, p.steps[i], *out.answers[i]);
+  if (out.what == plan_outcome::result::failed) {
+    if (out.reread) {
+      if (std::holds_alternative<controller::create_step>(p.steps[out.failed_step]))
+        take_pod(self, *out.reread);
+      else
+        take_task(self, *out.reread);
+    }
+    auto delay = out.code == 409 ? std::chrono::milliseconds{0} : st.backoff->next();
+    if (out.code == 409)
+      spdlog::debug("tasks: {}: {} (read again)", who(self), out.failure);
+    else
+      spdlog::warn("tasks: {}: {} (retrying in {} ms)", who(self), out.failure, delay.count());
+    self->delayed_send(self, delay, atoms::retry_atom::value);
+  } else {
+    st.backoff->reset();
+  }
+  if (st.dirty && !st.queued) {
+    st.queued = true;
+    self->send(self, round_atom::value);
+  }
+}
+
+// --- the round ----------------------------------------------------------------------------------
+
+void run(task_actor* self) {
+  auto& st = self->state;
+  st.queued = false;
+  if (st.running || !st.dirty)
+    return;
+  st.dirty = false;
+  task_world w;
+  w.task = st.task.get();
+  for (const auto& [_, p] : st.pods.items)
+    w.pods.push_back(p.get());
+  w.config = st.cfg->platform.get();
+  w.plugins = st.cfg->plugins.get();
+  w.grant = st.grant;
+  w.templ = st.templ;
+  w.now = st.tools.time->now();
+  auto r = run_round(w);
+  arm_wake(self, r.wake_at);
+  if (r.pool == pool_action::acquire)
+    ask_pool(self, r.pool_name);
+  else if (r.pool == pool_action::release)
+    give_back_pool(self, r.pool_name);
+  if (!r.need_template.empty())
+    ask_template(self, r.need_template);
+  if (r.status && r.status->phase && (!st.task->document.find("status") ||
+                                      status_from_json(*st.task->document.find("status")).phase != r.status->phase))
+    spdlog::debug("tasks: {} is {} ({})", who(self), to_string(*r.status->phase), r.status->reason);
+  auto p = plan_of(self, r);
+  if (p.steps.empty())
+    return;
+  st.running = true;
+  self->request(st.tools.executor, caf::infinite, controller::run_plan{std::move(p)})
+      .then([self](plan_outcome& out) { on_outcome(self, out); });
+}
+
+void on_task(task_actor* self, const object_event<k8s::custom_object>& ev) {
+  auto& st = self->state;
+  if (ev.type == watch::event_type::deleted || !ev.object)
+    return; // the supervisor stops this actor
+  if (controller::older_than(ev.object->metadata.resource_version, st.task->metadata.resource_version))
+    return;
+  st.task = ev.object;
+  request_round(self);
+}
+
+void on_pod(task_actor* self, const object_event<k8s::pod>& ev) {
+  if (!ev.object || ev.object->metadata.namespace_ != self->state.task->metadata.namespace_)
+    return;
+  if (ev.type == watch::event_type::deleted)
+    self->state.pods.erase(*ev.object);
+  else
+    self->state.pods.upsert(ev.object);
+  request_round(self);
+}
+
+caf::behavior task_behavior(task_actor* self, std::shared_ptr<const task_actor_config> cfg,
+                            controller::child_tools tools, std::shared_ptr<const k8s::custom_object> task,
+                            controller::owned_view view) {
+  auto& st = self->state;
+  st.cfg = std::move(cfg);
+  st.tools = std::move(tools);
+  st.backoff.emplace(st.cfg->min_backoff, st.cfg->max_backoff);
+  st.task = std::move(task);
+  for (auto& p : view.pods)
+    st.pods.upsert(std::move(p));
+  // A task that holds a token (its status says so) tells the resource manager again: the
+  // manager restored it from the statuses already, and asking is idempotent.
+  if (const auto* status = st.task->document.find("status")) {
+    auto s = status_from_json(*status);
+    if (s.pool_held && !s.pool.empty() && !(s.phase && is_terminal(*s.phase)))
+      ask_pool(self, s.pool);
+  }
+  // Deleted (the supervisor stops the actor with user_shutdown): nothing may stay held or queued.
+  self->attach_functor([pool = st.pool_on_exit, pools = st.cfg->pools, uid = st.task->metadata.uid](const caf::error& reason) {
+    if (reason == caf::exit_reason::user_shutdown && !pool->empty() && pools)
+      caf::anon_send(pools, pool_release{*pool, uid});
+  });
+  request_round(self);
+  return {
+      [self](object_event<k8s::custom_object>& ev) { on_task(self, ev); },
+      [self](object_event<k8s::pod>& ev) { on_pod(self, ev); },
+      [self](pool_granted& g) {
+        auto& st = self->state;
+        if (g.pool != st.pool_asked)
+          return;
+        st.grant = {pool_grant::state::granted, false, ""};
+        request_round(self);
+      },
+      [self](round_atom) { run(self); },
+      [self](atoms::retry_atom) { request_round(self); },
+      [self](wake_atom, std::uint32_t gen) {
+        if (gen != self->state.wake_generation)
+          return;
+        self->state.wake_at.reset();
+        request_round(self);
+      },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_task_actor(caf::actor_system& sys, caf::event_based_actor* parent,
+                            std::shared_ptr<const task_actor_config> cfg, controller::child_tools tools,
+                            std::shared_ptr<const k8s::custom_object> task, controller::owned_view view) {
+  if (parent)
+    return parent->spawn<caf::linked>(task_behavior, std::move(cfg), std::move(tools), std::move(task), std::move(view));
+  return sys.spawn(task_behavior, std::move(cfg), std::move(tools), std::move(task), std::move(view));
+}
+
+} // namespace kozmo::tasks

@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# End-to-end: task executions (TaskExecution, ResourcePool) through kubectl against `kozmo local`
+# (embedded API server, simulated nodes, the task controller), then a kill -9 and restart with
+# --data-dir while pooled tasks run and wait.
+# Usage: tasks_e2e.sh PATH/TO/kozmo [REPO]
+set -uo pipefail
+KOZMO=${1:?usage: tasks_e2e.sh PATH/TO/kozmo [REPO]}
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$HERE/lib.sh"
+REPO=${2:-$(cd "$HERE/../.." && pwd)}
+EX=$REPO/examples
+e2e_init kozmo-tasks-e2e 120
+
+# field TASK JSONPATH: one field of a task.
+field() { k get tx "$1" -o "jsonpath={$2}"; }
+phase_reason() { k get tx "$1" -o 'jsonpath={.status.phase}/{.status.reason}/{.status.attempt}'; }
+
+# A task whose pod the simulated kubelet scripts with ANNOTATIONS (YAML lines, 4 spaces).
+task() { # NAME RETRIES ANNOTATION-LINES [EXTRA-SPEC-LINES]
+  cat <<EOF
+---
+apiVersion: kozmo.io/v1alpha1
+kind: TaskExecution
+metadata:
+  name: $1
+  annotations:
+$3
+spec:
+  type: container
+  retries: $2
+  container:
+    image: busybox:1.36
+    command: ["sh", "-c", "echo run"]
+${4:-}
+EOF
+}
+
+# ---- a short image-pull grace period, from the configuration file ----
+cat >"$WORK/config.yaml" <<'EOF'
+tasks:
+  image-pull-backoff-grace-period: 4s
+  default-labels:
+    platform: kozmo
+EOF
+e2e_start_local "$WORK/kubeconfig" "$WORK/kozmo.log" --nodes 2 --config "$WORK/config.yaml"
+within 15 "the server answers kubectl" 'Server Version' k version
+within 15 "the TaskExecution and ResourcePool CRDs are installed at start" 'resourcepools.kozmo.io.*taskexecutions.kozmo.io' \
+  sh -c "kubectl --cache-dir $WORK/cache get crd -o name | sort | tr '\n' ' '"
+
+# ---- a container task succeeds; kubectl get shows its columns ----
+expect "kubectl apply -f examples/task-container.yaml" 'created' k apply -f "$EX/task-container.yaml"
+within 30 "the container task succeeds" '^Succeeded//0$' phase_reason hello-task
+expect "kubectl get tx shows PHASE, ATTEMPT, REASON and AGE" 'NAME +PHASE +ATTEMPT +REASON +AGE' k get tx hello-task
+expect "the task's pod carries the platform's default label and the task's labels" 'kozmo' \
+  k get pod hello-task-0 -o 'jsonpath={.metadata.labels.platform}'
+expect "the task's command template was rendered in the pod" 'writes to file:///tmp/kozmo/outputs/hello-task' \
+  k get pod hello-task-0 -o 'jsonpath={.spec.containers[0].args[0]}'
+expect "kubectl describe shows the phase Events" 'Normal +Succeeded +.*kozmo-tasks' k describe tx hello-task
+
+# ---- failures in plain words ----
+{
+  task oom 2 "    kozmo.io/sim-fail: OOMKilled
+    kozmo.io/sim-duration: 300ms"
+  task bad-image 2 "    kozmo.io/sim-fail: InvalidImageName"
+  task pull 0 "    kozmo.io/sim-fail: ImagePullBackOff"
+  task broken 0 "    kozmo.io/sim-duration: 1s" | sed 's/    image: busybox:1.36/    imagePullPolicy: Always/'
+} >"$WORK/failures.yaml"
+expect "kubectl apply creates the failing tasks" 'taskexecution.kozmo.io/pull created' k apply -f "$WORK/failures.yaml"
+within 10 "ImagePullBackOff first waits out its grace period" '^Initializing/ImagePullBackOff/0$' phase_reason pull
+within 30 "a task OOM-killed every time is retried spec.retries times and ends Failed with OOMKilled" \
+  '^Failed/OOMKilled/2$' phase_reason oom
+expect "each of its attempts was a fresh pod" 'oom-0.*oom-1.*oom-2' \
+  sh -c "kubectl --cache-dir $WORK/cache get tx oom -o jsonpath='{.status.attempts[*].pod}'"
+expect "kubectl describe shows the failed attempts as Events" 'AttemptFailed .*attempt 1 failed: OOMKilled' k describe tx oom
+within 15 "InvalidImageName fails at once, without a retry" '^Failed/InvalidImageName/0$' phase_reason bad-image
+expect "its message says what to fix" 'fix the image name' field bad-image .status.message
+within 20 "ImagePullBackOff fails after its grace period, with that reason" '^Failed/ImagePullBackOff/0$' phase_reason pull
+expect "the message names the grace period" 'Grace period \[4s\] exceeded' field pull .status.message
+within 10 "an invalid spec fails at once and names the field" 'spec.container.image: Required value' \
+  field broken .status.message
+expect "  ... with reason InvalidSpec" '^Failed/InvalidSpec/0$' phase_reason broken
+expect_fail "the API server refuses a task without spec.type" 'spec.type: Required value' \
+  sh -c "printf 'apiVersion: kozmo.io/v1alpha1\nkind: TaskExecution\nmetadata: {name: typeless}\nspec: {container: {image: x}}\n' | kubectl --cache-dir $WORK/cache apply -f -"
+
+# ---- a pod task with a sidecar ----
+expect "kubectl apply -f examples/task-pod-sidecar.yaml" 'created' k apply -f "$EX/task-pod-sidecar.yaml"
+within 30 "the pod task succeeds when its primary container does" '^Succeeded//0$' phase_reason train-with-sidecar
+
+# ---- a GPU task on an accelerator the nodes do not have says why it is queued ----
+expect "kubectl apply -f examples/task-gpu-accelerator.yaml" 'created' k apply -f "$EX/task-gpu-accelerator.yaml"
+within 15 "a GPU task whose accelerator no node has is Queued, and says why" \
+  "^Queued/Unschedulable/0 .*didn't match Pod's node affinity" \
+  sh -c "kubectl --cache-dir $WORK/cache get tx finetune-v100 -o jsonpath='{.status.phase}/{.status.reason}/{.status.attempt} {.status.message}'"
+
+# ---- resource pools ----
+expect "kubectl apply -f examples/task-pool.yaml" 'resourcepool.kozmo.io/license-server created' k apply -f "$EX/task-pool.yaml"
+within 15 "a pool of 2 runs two tasks" '^2$' sh -c \
+  "kubectl --cache-dir $WORK/cache get tx licensed-1 licensed-2 licensed-3 -o jsonpath='{range .items[*]}{.status.phase}{\"\\n\"}{end}' | grep -c Running"
+expect "and holds the third in WaitingForResources" 'WaitingForResources/ResourceExhausted' sh -c \
+  "kubectl --cache-dir $WORK/cache get tx licensed-1 licensed-2 licensed-3 -o jsonpath='{range .items[*]}{.status.phase}/{.status.reason} {end}'"
+expect "kubectl get resourcepools shows the tokens in use and the tasks waiting" 'license-server +2 +2 +1' k get resourcepools
+within 20 "the third starts when one of the first two ends" '^3$' sh -c \
+  "kubectl --cache-dir $WORK/cache get tx licensed-1 licensed-2 licensed-3 -o jsonpath='{range .items[*]}{.status.phase}{\"\\n\"}{end}' | grep -cE 'Running|Succeeded'"
+within 30 "all three end Succeeded and the pool is free again" 'license-server +2 +0 +0' k get resourcepools
+
+# ---- deleting a running task deletes its pod and frees its token ----
+{
+  echo 'apiVersion: kozmo.io/v1alpha1
+kind: ResourcePool
+metadata: {name: single}
+spec: {quota: 1}'
+  task holder 0 "    kozmo.io/sim-duration: forever" "  resourcePool: single"
+  task next 0 "    kozmo.io/sim-duration: 1s" "  resourcePool: single"
+} >"$WORK/single.yaml"
+expect "a pool of one and two tasks" 'taskexecution.kozmo.io/next created' k apply -f "$WORK/single.yaml"
+within 15 "the first holds the token and runs" '^Running' phase_reason holder
+expect "the second waits for it" '^WaitingForResources/ResourceExhausted' phase_reason next
+expect "kubectl delete tx of a running task" 'deleted' k delete tx holder --wait=true
+within 15 "its pod is deleted" 'No resources found|NotFound|^$' sh -c \
+  "kubectl --cache-dir $WORK/cache get pods -l kozmo.io/task-name=holder --no-headers 2>&1"
+within 15 "its token goes to the waiting task, which succeeds" '^Succeeded//0$' phase_reason next
+
+# ---- a pool that does not exist ----
+{ task lost 0 "    kozmo.io/sim-duration: 1s" "  resourcePool: no-such-pool"; } >"$WORK/lost.yaml"
+expect "a task naming a pool that does not exist" 'created' k apply -f "$WORK/lost.yaml"
+within 10 "waits and says so" "^WaitingForResources/ResourcePoolNotFound/0 ResourcePool \"no-such-pool\" does not exist" \
+  sh -c "kubectl --cache-dir $WORK/cache get tx lost -o jsonpath='{.status.phase}/{.status.reason}/{.status.attempt} {.status.message}'"
+expect "kubectl describe shows why it waits" 'WaitingForResources .*does not exist' k describe tx lost
+expect "creating the pool" 'created' sh -c "printf 'apiVersion: kozmo.io/v1alpha1\nkind: ResourcePool\nmetadata: {name: no-such-pool}\nspec: {quota: 1}\n' | kubectl --cache-dir $WORK/cache apply -f -"
+within 15 "lets it run to its end" '^Succeeded//0$' phase_reason lost
+
+e2e_cleanup_server() { kill "$KOZMO_PID" 2>/dev/null; wait "$KOZMO_PID" 2>/dev/null; KOZMO_PID=""; }
+e2e_cleanup_server
+
+# ---- restart: kill -9 while pooled tasks run and wait ----
+DATA=$WORK/data
+start_b() { e2e_start_local "$WORK/kubeconfig-b" "$WORK/kozmo-b.log" --cluster "$EX/cluster.yaml" --data-dir "$DATA"; }
+start_b
+within 15 "a second server (with --data-dir) answers kubectl" 'Server Version' k version
+{
+  echo 'apiVersion: kozmo.io/v1alpha1
+kind: ResourcePool
+metadata: {name: two}
+spec: {quota: 2}'
+  for i in 1 2 3 4 5 6; do task "r$i" 0 "    kozmo.io/sim-duration: 2s" "  resourcePool: two"; done
+} >"$WORK/restart.yaml"
+expect "six tasks on a pool of two" 'taskexecution.kozmo.io/r6 created' k apply -f "$WORK/restart.yaml"
+expect "and a GPU task for the V100 nodes" 'created' k apply -f "$EX/task-gpu-accelerator.yaml"
+within 15 "two of them run" '^2$' sh -c \
+  "kubectl --cache-dir $WORK/cache get tx -o jsonpath='{range .items[*]}{.metadata.name}={.status.phase}{\"\\n\"}{end}' | grep -c '^r.=Running'"
+kill -9 "$KOZMO_PID"; wait "$KOZMO_PID" 2>/dev/null; KOZMO_PID=""
+ok "kozmo local is killed with SIGKILL while tasks run and wait"
+start_b
+within 15 "it restarts on the same data" 'Server Version' k version
+# Sample the pool's tasks while they finish: never more than two pods of them alive at once.
+over=0 samples=0 finished=""
+for _ in $(seq 1 80); do
+  alive=$(k get pods -l kozmo.io/task-name -o 'jsonpath={range .items[*]}{.metadata.name}={.status.phase}{"\n"}{end}' 2>/dev/null |
+    grep -cE '^r[0-9]-[0-9]+=(Pending|Running)$')
+  samples=$((samples + 1))
+  [ "$alive" -gt 2 ] && over=$((over + 1))
+  finished=$(k get tx -o 'jsonpath={range .items[*]}{.metadata.name}={.status.phase}{"\n"}{end}' 2>/dev/null | grep -c '=Succeeded$')
+  [ "$finished" -eq 7 ] && break
+  sleep 0.25
+done
+if [ "$over" -eq 0 ]; then ok "no sample saw more than two of the pool's pods alive ($samples samples)"; else
+  bad "the pool went over quota in $over of $samples samples"; fi
+if [ "$finished" -eq 7 ]; then ok "every task reached its end after the restart (7 Succeeded)"; else
+  bad "every task reaches its end after the restart" "$(k get tx 2>&1)"; fi
+expect "no attempt was started twice: one pod per task, all of attempt 0" '^r1-0 r2-0 r3-0 r4-0 r5-0 r6-0 $' sh -c \
+  "kubectl --cache-dir $WORK/cache get pods -l kozmo.io/task-name -o jsonpath='{range .items[*]}{.metadata.name} {end}' | tr ' ' '\n' | grep '^r' | sort | tr '\n' ' '"
+expect "the GPU task ran on a V100 node" 'v100-[01]' k get pod finetune-v100-0 -o 'jsonpath={.spec.nodeName}'
+expect "the pool is free" 'two +2 +0 +0' k get resourcepools two
+
+e2e_finish "# tasks e2e:"
