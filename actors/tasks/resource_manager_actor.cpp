@@ -39,13 +39,15 @@ struct rm_state {
   caf::actor pools_watch;
   bool tasks_restored = false;
   bool pools_listed = false;
-  struct early_request {
-    pool_acquire req;
+  // What arrived before the manager was ready, in arrival order (a task that asks and then
+  // gives back must end up not holding).
+  struct early_message {
+    std::optional<pool_acquire> acquire;
     caf::response_promise rp;
     caf::actor from;
+    std::optional<pool_release> release;
   };
-  std::vector<early_request> early;          // acquisitions before ready
-  std::vector<pool_release> early_releases;  // releases before ready
+  std::vector<early_message> early;
   std::unordered_map<std::string, caf::actor> waiters;               // token → task actor
   std::set<std::string> dirty;                                        // pools whose status to write
   bool flush_armed = false;
@@ -107,14 +109,17 @@ void become_ready_if_done(rm_actor* self) {
   auto& st = self->state;
   if (!ready(st))
     return;
-  for (const auto& r : std::exchange(st.early_releases, {}))
-    release(self, r);
   for (auto& e : std::exchange(st.early, {})) {
-    pool_request r{e.req.token, e.req.ns, e.req.project, e.req.task, e.req.since_ms};
-    auto a = st.book.allocate(e.req.pool, r);
+    if (e.release) {
+      release(self, *e.release);
+      continue;
+    }
+    const auto& req = *e.acquire;
+    pool_request r{req.token, req.ns, req.project, req.task, req.since_ms};
+    auto a = st.book.allocate(req.pool, r);
     if (a.what != allocation::granted)
-      st.waiters[e.req.token] = e.from;
-    mark(self, e.req.pool);
+      st.waiters[req.token] = e.from;
+    mark(self, req.pool);
     e.rp.deliver(answer_of(a));
   }
   spdlog::info("resource manager: ready ({} pool(s))", st.book.pools().size());
@@ -250,15 +255,17 @@ caf::behavior resource_manager(rm_actor* self, resource_manager_config cfg) {
       [self](listed_atom) { list_tasks(self); },
       [self](pool_acquire& req) -> caf::result<pool_answer> {
         if (!ready(self->state)) {
+          // The sender first: making the promise takes it over from the current message.
+          auto from = caf::actor_cast<caf::actor>(self->current_sender());
           auto rp = self->make_response_promise<pool_answer>();
-          self->state.early.push_back({std::move(req), rp, caf::actor_cast<caf::actor>(self->current_sender())});
+          self->state.early.push_back({std::move(req), rp, std::move(from), std::nullopt});
           return rp;
         }
         return acquire(self, req);
       },
       [self](pool_release& req) {
         if (!ready(self->state))
-          self->state.early_releases.push_back(std::move(req));
+          self->state.early.push_back({std::nullopt, {}, {}, std::move(req)});
         else
           release(self, req);
       },

@@ -170,6 +170,6 @@ if [ "$finished" -eq 7 ]; then ok "every task reached its end after the restart 
 expect "no attempt was started twice: one pod per task, all of attempt 0" '^r1-0 r2-0 r3-0 r4-0 r5-0 r6-0 $' sh -c \
   "kubectl --cache-dir $WORK/cache get pods -l kozmo.io/task-name -o jsonpath='{range .items[*]}{.metadata.name} {end}' | tr ' ' '\n' | grep '^r' | sort | tr '\n' ' '"
 expect "the GPU task ran on a V100 node" 'v100-[01]' k get pod finetune-v100-0 -o 'jsonpath={.spec.nodeName}'
-expect "the pool is free" 'two +2 +0 +0' k get resourcepools two
+within 10 "the pool is free" 'two +2 +0 +0' k get resourcepools two
 
 e2e_finish "# tasks e2e:"
