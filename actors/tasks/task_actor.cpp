@@ -3,6 +3,7 @@
 #include "actors/controller/executor_actor.hpp"
 #include "actors/controller/object_view.hpp"
 #include "actors/tasks/machinery.hpp"
+#include "actors/tasks/task_metrics.hpp"
 #include "k8s/client/retry.hpp"
 #include "k8s/json/patch.hpp"
 #include "k8s/model/codec.hpp"
@@ -202,7 +203,8 @@ void take_pod(task_actor* self, const json::value& doc) {
 }
 
 void note_answer(task_actor* self, const controller::step& s, const json::value& answer) {
-  if (const auto* c = std::get_if<controller::create_step>(&s)) {
+  if (std::holds_alternative<controller::create_step>(s)) {
+    count_pod_created();
     take_pod(self, answer);
   } else if (const auto* d = std::get_if<controller::delete_step>(&s)) {
     // Gone from this actor's view at once: the watch's later echo comes with its
@@ -245,6 +247,26 @@ void on_outcome(task_actor* self, plan_outcome& out) {
 
 // --- the round ----------------------------------------------------------------------------------
 
+// Metrics of what a round decided: attempts that failed, tasks that ended. Counted when decided;
+// a plan that fails is decided again, so a failed write can count twice (rare, and visible).
+void count_outcomes(task_actor* self, const task_round& r) {
+  if (!r.status)
+    return;
+  const json::value* old = self->state.task->document.find("status");
+  auto before = status_from_json(old ? *old : json::value());
+  const auto& now = *r.status;
+  for (const auto& a : now.attempts) {
+    bool ended_now = a.phase == "Failed" && a.end_time &&
+                     std::none_of(before.attempts.begin(), before.attempts.end(),
+                                  [&](const attempt_record& b) { return b.attempt == a.attempt && b.end_time; });
+    if (ended_now)
+      count_attempt_failed(now.system_failures > before.system_failures);
+  }
+  bool was_over = before.phase && is_terminal(*before.phase);
+  if (!was_over && now.phase && (*now.phase == task_phase::succeeded || *now.phase == task_phase::failed))
+    count_task_finished(*now.phase == task_phase::succeeded);
+}
+
 void run(task_actor* self) {
   auto& st = self->state;
   st.queued = false;
@@ -261,6 +283,8 @@ void run(task_actor* self) {
   w.templ = st.templ;
   w.now = st.tools.time->now();
   auto r = run_round(w);
+  count_round();
+  count_outcomes(self, r);
   arm_wake(self, r.wake_at);
   if (r.pool == pool_action::acquire)
     ask_pool(self, r.pool_name);

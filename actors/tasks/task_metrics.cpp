@@ -1,0 +1,38 @@
+#include "actors/tasks/task_metrics.hpp"
+
+#include "k8s/metrics/registry.hpp"
+
+namespace kozmo::tasks {
+namespace {
+
+struct task_metrics {
+  metrics::counter rounds =
+      metrics::counters("kozmo_task_rounds_total", "Rounds of the task machinery run by the task actors").series({});
+  metrics::outcome_counters finished{"kozmo_tasks_finished_total",
+                                     "TaskExecutions that reached Succeeded or Failed, by outcome"};
+  metrics::counter pods_created =
+      metrics::counters("kozmo_task_pods_created_total", "Pods created for task attempts").series({});
+  metrics::counter user_failures =
+      metrics::counters("kozmo_task_attempts_failed_total", "Task attempts that failed, by whose failure it was")
+          .series({{"kind", "user"}});
+  metrics::counter system_failures =
+      metrics::counters("kozmo_task_attempts_failed_total", "Task attempts that failed, by whose failure it was")
+          .series({{"kind", "system"}});
+};
+
+task_metrics& get() {
+  static task_metrics* m = new task_metrics;
+  return *m;
+}
+
+// Registered at start-up, so the first scrape already lists them.
+[[maybe_unused]] const bool registered = (get(), true);
+
+} // namespace
+
+void count_round() { get().rounds.inc(); }
+void count_task_finished(bool succeeded) { get().finished.count(succeeded); }
+void count_pod_created() { get().pods_created.inc(); }
+void count_attempt_failed(bool system) { (system ? get().system_failures : get().user_failures).inc(); }
+
+} // namespace kozmo::tasks
