@@ -8,6 +8,8 @@
 #include "messages/watch_messages.hpp"
 
 #include <caf/all.hpp>
+
+#include <algorithm>
 #include <spdlog/spdlog.h>
 
 #include <map>
@@ -163,6 +165,7 @@ void schedule_pass(binder_actor* self) {
   auto& st = self->state;
   st.pass_queued = false;
   caf::actor me = caf::actor_cast<caf::actor>(self);
+  std::vector<std::pair<pod_need, std::string>> refusals; // this pass's: need → why not
   for (auto uid_it = st.unplaced.begin(); uid_it != st.unplaced.end();) {
     const auto& uid = *uid_it;
     auto found = st.pending.find(uid);
@@ -171,8 +174,17 @@ void schedule_pass(binder_actor* self) {
       continue;
     }
     const auto& [pod, need] = found->second;
+    // Pods that ask for the same thing as one that did not fit in this pass do not fit either
+    // (nothing was placed since): a full cluster with a long queue costs one look per kind.
+    auto refused = std::find_if(refusals.begin(), refusals.end(), [&](const auto& r) { return r.first == need; });
+    if (refused != refusals.end()) {
+      report_unschedulable(self, *pod, refused->second);
+      ++uid_it;
+      continue;
+    }
     auto chosen = choose_node(need, st.rooms);
     if (!chosen) {
+      refusals.emplace_back(need, chosen.err().message);
       report_unschedulable(self, *pod, chosen.err().message);
       ++uid_it;
       continue;

@@ -28,6 +28,7 @@ struct toleration {
   std::string op = "Equal"; // "Equal" or "Exists"
   std::string value;
   std::string effect;       // empty = all effects
+  friend bool operator==(const toleration&, const toleration&) = default;
 };
 
 struct node_room {
@@ -47,6 +48,7 @@ struct label_requirement {
   std::string key;
   std::string op;
   std::vector<std::string> values;
+  friend bool operator==(const label_requirement&, const label_requirement&) = default;
 };
 using node_selector_term = std::vector<label_requirement>;
 
@@ -60,6 +62,7 @@ struct pod_need {
   std::map<std::string, std::string> node_selector;
   std::vector<node_selector_term> required_terms; // empty: no required node affinity
   std::vector<toleration> tolerations;
+  friend bool operator==(const pod_need&, const pod_need&) = default;
 };
 
 // The chosen node's name, or an error whose message explains every node's refusal.
