@@ -334,12 +334,18 @@ void watch_state::finish(expected<ok_t> how) {
 
 // --- public surface -----------------------------------------------------------------------
 
-client::client(config cfg) : impl_(std::make_unique<detail::client_impl>(std::move(cfg))) {}
+client::client(config cfg) : impl_(std::make_shared<detail::client_impl>(std::move(cfg))) {}
+
+client::client(view_tag, std::shared_ptr<detail::client_impl> impl) : impl_(std::move(impl)), background_(true) {}
+
+std::shared_ptr<client> client::background_view() {
+  return std::shared_ptr<client>(new client(view_tag{}, impl_));
+}
 
 client::~client() {
   // The last owner may let go inside a callback, on the io thread, which cannot join itself:
   // a helper thread then shuts the client down once the callback has returned.
-  if (impl_ && impl_->on_io_thread()) {
+  if (impl_ && impl_.use_count() == 1 && impl_->on_io_thread()) {
     std::thread([impl = std::move(impl_)]() mutable { impl.reset(); }).detach();
   }
 }
@@ -351,10 +357,14 @@ void detail::send(client_impl* impl, request req, response_callback done) {
 }
 
 void client::send(request req, response_callback done) {
+  if (background_)
+    req.background = true;
   impl_->start_request(std::move(req), std::move(done));
 }
 
 expected<response> client::send_sync(request req) {
+  if (background_)
+    req.background = true;
   if (impl_->on_io_thread())
     return error{"send_sync called on the client's io thread (it would deadlock)"};
   auto promise = std::make_shared<std::promise<expected<response>>>();

@@ -154,11 +154,23 @@ public:
   // Connections currently idle in the keep-alive pool (for tests).
   std::size_t idle_connections() const;
 
+  // A client that shares this one's connections, io thread and rate limit, and whose requests
+  // go after every waiting request of the others (request::background), as Kubernetes' API
+  // Priority and Fairness ranks a controller's bookkeeping below the nodes' and the scheduler's
+  // writes. For parts of one process that write a lot and can wait (the task controller's
+  // status writes next to the simulated kubelets' pod statuses in `kozmo local`). The
+  // connection pool is shut down when the last client sharing it goes.
+  std::shared_ptr<client> background_view();
+
 private:
+  struct view_tag {};
+  client(view_tag, std::shared_ptr<detail::client_impl> impl);
+
   // Blocks on an async verb; an error when called on the io thread.
   expected<json::value> wait(const std::function<void(json_callback)>& start);
 
-  std::unique_ptr<detail::client_impl> impl_;
+  std::shared_ptr<detail::client_impl> impl_;
+  bool background_ = false;
 };
 
 } // namespace kozmo::client

@@ -99,3 +99,37 @@ TEST_CASE("requests waiting for a connection go before waiting Events", "[pool]"
   CHECK(seen[1].target == "/api/v1/namespaces/default/pods/p");
   CHECK(seen[2].target == "/api/v1/namespaces/default/events");
 }
+
+TEST_CASE("a background view's requests go after the waiting requests of the client it shares", "[pool]") {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  scripted_server server([&](const received_request& r, server_connection& c) {
+    if (r.target == "/hold") {
+      std::unique_lock lock(mu);
+      cv.wait(lock, [&] { return release; });
+    }
+    c.respond(200, "{}");
+  });
+  auto k = std::make_shared<client::client>(capped_config(server.url(), 1));
+  auto tasks = k->background_view();
+  countdown all(3);
+  k->send(request{"GET", "/hold"}, [&](expected<response> r) { all.done(bool(r)); });
+  tasks->send(request{"GET", "/apis/kozmo.io/v1alpha1/namespaces/default/taskexecutions/t"},
+              [&](expected<response> r) { all.done(bool(r)); });
+  k->send(request{"GET", "/api/v1/namespaces/default/pods/p"}, [&](expected<response> r) { all.done(bool(r)); });
+  drain_io_thread(*k);
+  {
+    std::lock_guard lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  REQUIRE(all.wait() == 3);
+  auto seen = server.requests();
+  REQUIRE(seen.size() == 3);
+  CHECK(seen[1].target == "/api/v1/namespaces/default/pods/p");
+  CHECK(seen[2].target == "/apis/kozmo.io/v1alpha1/namespaces/default/taskexecutions/t");
+  // The view shares the connection pool: dropping the first client leaves the view working.
+  k.reset();
+  CHECK(tasks->send_sync(request{"GET", "/after"}).has_value());
+}
