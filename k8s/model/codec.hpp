@@ -40,6 +40,10 @@ expected<T> decode(std::string_view json);
 template <class T>
 expected<T> from_json(const json::value& v);
 
+// A custom object taking the document over (no copy of it): for a document parsed only to be
+// kept, such as an API answer.
+expected<custom_object> custom_object_from(json::value&& document);
+
 inline expected<pod> decode_pod(std::string_view json) { return decode<pod>(json); }
 inline expected<node> decode_node(std::string_view json) { return decode<node>(json); }
 inline expected<service> decode_service(std::string_view json) { return decode<service>(json); }

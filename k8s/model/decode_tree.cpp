@@ -27,4 +27,11 @@ template expected<object_meta> from_json<object_meta>(const json::value&);
 template expected<api_status> from_json<api_status>(const json::value&);
 template expected<custom_object> from_json<custom_object>(const json::value&);
 
+expected<custom_object> custom_object_from(json::value&& document) {
+  custom_object out;
+  if (auto s = detail::decode_custom_object_tree(std::move(document), out); !s.ok())
+    return s.to_error();
+  return out;
+}
+
 } // namespace kozmo::k8s
