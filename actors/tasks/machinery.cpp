@@ -31,9 +31,13 @@ std::string attempt_prefix(int attempt) { return "attempt " + std::to_string(att
 class round_builder {
 public:
   explicit round_builder(const task_world& w) : w_(w) {
-    static const json::value none;
-    const json::value* st = w.task->document.find("status");
-    cur_ = status_from_json(st ? *st : none);
+    if (w.status) {
+      cur_ = *w.status;
+    } else {
+      static const json::value none;
+      const json::value* st = w.task->document.find("status");
+      cur_ = status_from_json(st ? *st : none);
+    }
     next_ = cur_;
   }
 
@@ -308,7 +312,7 @@ private:
     std::sort(d.begin(), d.end(), [](const delete_pod& a, const delete_pod& b) { return a.name < b.name; });
     d.erase(std::unique(d.begin(), d.end(), [](const delete_pod& a, const delete_pod& b) { return a.name == b.name; }),
             d.end());
-    if (status_to_json(next_) != status_to_json(cur_))
+    if (next_ != cur_)
       out_.status = std::move(next_);
     return std::move(out_);
   }

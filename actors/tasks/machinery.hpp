@@ -54,6 +54,9 @@ struct template_answer {
 
 struct task_world {
   const k8s::custom_object* task = nullptr;
+  // The task's status as decoded from task->document (a caller that keeps it decoded passes it;
+  // null: decoded here).
+  const task_status* status = nullptr;
   std::vector<const k8s::pod*> pods; // the task's pods, every attempt
   const platform_config* config = nullptr;
   const plugin_registry* plugins = nullptr;

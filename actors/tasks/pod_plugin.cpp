@@ -10,6 +10,10 @@ namespace {
 
 bool finished(const k8s::pod& p) { return p.status.phase == "Succeeded" || p.status.phase == "Failed"; }
 
+// One message for "created, not placed yet", whether the round created the pod or saw it: a
+// status that says the same thing twice is not written twice.
+std::string scheduling_message(const std::string& pod) { return "pod " + pod + " waits to be scheduled"; }
+
 phase_info from_verdict(const demystify::verdict& v) {
   phase_info i;
   switch (v.what) {
@@ -64,6 +68,8 @@ public:
     }
     a.info = from_verdict(demystify::of_pod(*pod, ctx.spec->primary_container, type_ == "pod",
                                             grace_of(*ctx.config), ctx.now));
+    if (a.info.phase == plugin_phase::queued && a.info.reason == "Scheduling")
+      a.info.message = scheduling_message(name);
     if (a.info.message.empty() && a.info.phase == plugin_phase::running)
       a.info.message = "pod " + name + " runs on " + (pod->spec.node_name.empty() ? "its node" : pod->spec.node_name);
     if (a.info.message.empty() && a.info.phase == plugin_phase::success)
@@ -119,7 +125,7 @@ private:
     }
     a.creates.push_back({std::move(*pod)});
     a.plugin_state = json::object{{"created", true}};
-    a.info = queued("Scheduling", "pod " + name + " is created and waits to be scheduled");
+    a.info = queued("Scheduling", scheduling_message(name));
     return a;
   }
 };

@@ -42,9 +42,22 @@ struct task_state {
   std::uint32_t wake_generation = 0;
   std::optional<time_point> wake_at;
   std::optional<client::backoff> backoff;
+  // The task's status decoded, for the resourceVersion it was decoded at.
+  std::string decoded_rv;
+  task_status decoded;
 };
 
 using task_actor = caf::stateful_actor<task_state>;
+
+const task_status& current_status(task_actor* self) {
+  auto& st = self->state;
+  if (st.decoded_rv != st.task->metadata.resource_version || st.decoded_rv.empty()) {
+    const json::value* status = st.task->document.find("status");
+    st.decoded = status_from_json(status ? *status : json::value());
+    st.decoded_rv = st.task->metadata.resource_version;
+  }
+  return st.decoded;
+}
 
 std::string who(task_actor* self) {
   const auto& m = self->state.task->metadata;
@@ -91,8 +104,7 @@ void ask_pool(task_actor* self, const std::string& pool) {
   st.pool_asked = pool;
   *st.pool_on_exit = pool;
   const auto& m = st.task->metadata;
-  const json::value* status = st.task->document.find("status");
-  auto since = status_from_json(status ? *status : json::value()).waiting_since.value_or(st.tools.time->now());
+  auto since = current_status(self).waiting_since.value_or(st.tools.time->now());
   pool_acquire req{pool, m.uid, m.namespace_, project_of(m), who(self),
                    std::chrono::duration_cast<std::chrono::milliseconds>(since.time_since_epoch()).count()};
   self->request(st.cfg->pools, caf::infinite, std::move(req)).then([self, pool](pool_answer& a) {
@@ -178,9 +190,9 @@ plan plan_of(task_actor* self, task_round& r) {
 }
 
 // A newer copy of the task, from an answer or a re-read.
-void take_task(task_actor* self, const json::value& doc) {
+void take_task(task_actor* self, json::value&& doc) {
   auto& st = self->state;
-  auto task = k8s::from_json<k8s::custom_object>(doc);
+  auto task = k8s::custom_object_from(std::move(doc));
   if (!task || task->metadata.uid != st.task->metadata.uid)
     return;
   if (task->kind.empty()) {
@@ -202,7 +214,7 @@ void take_pod(task_actor* self, const json::value& doc) {
   self->state.pods.upsert(std::make_shared<const k8s::pod>(std::move(*pod)));
 }
 
-void note_answer(task_actor* self, const controller::step& s, const json::value& answer) {
+void note_answer(task_actor* self, const controller::step& s, json::value& answer) {
   if (std::holds_alternative<controller::create_step>(s)) {
     count_pod_created();
     take_pod(self, answer);
@@ -211,8 +223,15 @@ void note_answer(task_actor* self, const controller::step& s, const json::value&
     // deletionTimestamp, which rounds leave alone.
     if (auto it = self->state.pods.items.find(d->ref.name); it != self->state.pods.items.end())
       self->state.pods.items.erase(it);
-  } else if (std::holds_alternative<controller::patch_step>(s)) {
-    take_task(self, answer);
+  } else if (const auto* p = std::get_if<controller::patch_step>(&s)) {
+    // The status write that ended the task counts it, once: the patch holds the phase only when
+    // it changes, and a task enters Succeeded or Failed once.
+    if (p->ref.subresource == "status") {
+      const auto* phase = p->patch.at_path({"status", "phase"});
+      if (phase && phase->is_string() && (phase->as_string() == "Succeeded" || phase->as_string() == "Failed"))
+        count_task_finished(phase->as_string() == "Succeeded");
+    }
+    take_task(self, std::move(answer));
   }
 }
 
@@ -228,7 +247,7 @@ void on_outcome(task_actor* self, plan_outcome& out) {
       if (std::holds_alternative<controller::create_step>(p.steps[out.failed_step]))
         take_pod(self, *out.reread);
       else
-        take_task(self, *out.reread);
+        take_task(self, std::move(*out.reread));
     }
     auto delay = out.code == 409 ? std::chrono::milliseconds{0} : st.backoff->next();
     if (out.code == 409)
@@ -247,13 +266,12 @@ void on_outcome(task_actor* self, plan_outcome& out) {
 
 // --- the round ----------------------------------------------------------------------------------
 
-// Metrics of what a round decided: attempts that failed, tasks that ended. Counted when decided;
-// a plan that fails is decided again, so a failed write can count twice (rare, and visible).
+// Metrics of what a round decided: attempts that failed. Counted when decided; a plan that fails
+// is decided again, so a failed write can count twice (rare, and visible).
 void count_outcomes(task_actor* self, const task_round& r) {
   if (!r.status)
     return;
-  const json::value* old = self->state.task->document.find("status");
-  auto before = status_from_json(old ? *old : json::value());
+  const auto& before = current_status(self);
   const auto& now = *r.status;
   for (const auto& a : now.attempts) {
     bool ended_now = a.phase == "Failed" && a.end_time &&
@@ -262,9 +280,6 @@ void count_outcomes(task_actor* self, const task_round& r) {
     if (ended_now)
       count_attempt_failed(now.system_failures > before.system_failures);
   }
-  bool was_over = before.phase && is_terminal(*before.phase);
-  if (!was_over && now.phase && (*now.phase == task_phase::succeeded || *now.phase == task_phase::failed))
-    count_task_finished(*now.phase == task_phase::succeeded);
 }
 
 void run(task_actor* self) {
@@ -275,6 +290,7 @@ void run(task_actor* self) {
   st.dirty = false;
   task_world w;
   w.task = st.task.get();
+  w.status = &current_status(self);
   for (const auto& [_, p] : st.pods.items)
     w.pods.push_back(p.get());
   w.config = st.cfg->platform.get();
@@ -292,8 +308,7 @@ void run(task_actor* self) {
     give_back_pool(self, r.pool_name);
   if (!r.need_template.empty())
     ask_template(self, r.need_template);
-  if (r.status && r.status->phase && (!st.task->document.find("status") ||
-                                      status_from_json(*st.task->document.find("status")).phase != r.status->phase))
+  if (r.status && r.status->phase && current_status(self).phase != r.status->phase)
     spdlog::debug("tasks: {} is {} ({})", who(self), to_string(*r.status->phase), r.status->reason);
   auto p = plan_of(self, r);
   if (p.steps.empty())
@@ -307,7 +322,9 @@ void on_task(task_actor* self, const object_event<k8s::custom_object>& ev) {
   auto& st = self->state;
   if (ev.type == watch::event_type::deleted || !ev.object)
     return; // the supervisor stops this actor
-  if (controller::older_than(ev.object->metadata.resource_version, st.task->metadata.resource_version))
+  // The echo of this actor's own write (the answer already put it in the view) changes nothing.
+  const auto& rv = ev.object->metadata.resource_version;
+  if (controller::older_than(rv, st.task->metadata.resource_version) || rv == st.task->metadata.resource_version)
     return;
   st.task = ev.object;
   request_round(self);
@@ -316,10 +333,16 @@ void on_task(task_actor* self, const object_event<k8s::custom_object>& ev) {
 void on_pod(task_actor* self, const object_event<k8s::pod>& ev) {
   if (!ev.object || ev.object->metadata.namespace_ != self->state.task->metadata.namespace_)
     return;
-  if (ev.type == watch::event_type::deleted)
+  auto& pods = self->state.pods.items;
+  if (ev.type == watch::event_type::deleted) {
     self->state.pods.erase(*ev.object);
-  else
+  } else {
+    auto it = pods.find(ev.object->metadata.name);
+    if (it != pods.end() && it->second->metadata.uid == ev.object->metadata.uid &&
+        it->second->metadata.resource_version == ev.object->metadata.resource_version)
+      return; // the echo of the create this actor already holds
     self->state.pods.upsert(ev.object);
+  }
   request_round(self);
 }
 
@@ -335,11 +358,8 @@ caf::behavior task_behavior(task_actor* self, std::shared_ptr<const task_actor_c
     st.pods.upsert(std::move(p));
   // A task that holds a token (its status says so) tells the resource manager again: the
   // manager restored it from the statuses already, and asking is idempotent.
-  if (const auto* status = st.task->document.find("status")) {
-    auto s = status_from_json(*status);
-    if (s.pool_held && !s.pool.empty() && !(s.phase && is_terminal(*s.phase)))
-      ask_pool(self, s.pool);
-  }
+  if (const auto& s = current_status(self); s.pool_held && !s.pool.empty() && !(s.phase && is_terminal(*s.phase)))
+    ask_pool(self, s.pool);
   // Deleted (the supervisor stops the actor with user_shutdown): nothing may stay held or queued.
   self->attach_functor([pool = st.pool_on_exit, pools = st.cfg->pools, uid = st.task->metadata.uid](const caf::error& reason) {
     if (reason == caf::exit_reason::user_shutdown && !pool->empty() && pools)

@@ -8,6 +8,7 @@
 #include "actors/tasks/task_actor.hpp"
 #include "actors/tasks/task_spec.hpp"
 #include "actors/tasks/template_store_actor.hpp"
+#include "k8s/client/client.hpp"
 #include "k8s/model/kozmo_keys.hpp"
 
 #include <caf/all.hpp>
@@ -17,6 +18,9 @@ namespace kozmo::tasks {
 std::vector<caf::actor> spawn_task_controller(caf::actor_system& sys, caf::actor pods_watch,
                                               task_controller_config cfg) {
   std::vector<caf::actor> out;
+  // Every write of the task controller goes after the nodes' and the scheduler's waiting
+  // writes on a shared client (client::background_view).
+  cfg.cli = cfg.cli->background_view();
   if (!cfg.recorder) {
     cfg.recorder = controller::spawn_event_recorder(sys, cfg.cli);
     out.push_back(cfg.recorder);

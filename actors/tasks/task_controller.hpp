@@ -31,7 +31,9 @@ struct task_controller_config {
 };
 
 // Spawns the supervisor, the resource manager and the template store; `pods_watch` is the
-// engine's watch of pods. Returns the actors, for the caller to stop.
+// engine's watch of pods. Returns the actors, for the caller to stop. The controller writes
+// through a background view of `cfg.cli`: on a client shared with simulated nodes or a
+// scheduler, their writes go first (the tasks' status and bookkeeping can wait).
 std::vector<caf::actor> spawn_task_controller(caf::actor_system& sys, caf::actor pods_watch,
                                               task_controller_config cfg);
 

@@ -31,6 +31,7 @@ struct attempt_record {
   bool interruptible = false;
   std::optional<time_point> start_time;
   std::optional<time_point> end_time;
+  friend bool operator==(const attempt_record&, const attempt_record&) = default;
 };
 
 struct history_entry {
@@ -39,6 +40,7 @@ struct history_entry {
   int attempt = 0;
   std::string reason;
   time_point time;
+  friend bool operator==(const history_entry&, const history_entry&) = default;
 };
 
 struct task_status {
@@ -57,6 +59,8 @@ struct task_status {
   std::vector<attempt_record> attempts;
   std::vector<history_entry> history;
   json::value plugin_state; // {version: N, ...}; null when none
+
+  friend bool operator==(const task_status&, const task_status&) = default;
 
   const attempt_record* current_attempt() const;
   attempt_record* current_attempt();
