@@ -297,13 +297,16 @@ private:
       return;
     }
     std::string failed = "attempt " + std::to_string(attempt) + " failed: " + info.reason + ": " + info.message;
-    next_.attempt = attempt + 1;
-    next_.plugin_state = json::value();
-    attempt_record_for(spec);
     std::string left = system ? std::to_string(cfg().max_system_failures - next_.system_failures) + " platform failure(s)"
                               : std::to_string(spec.retries - user_failures) + " retry(ies)";
-    record(task_phase::queued, info.reason, failed + "; retrying as attempt " + std::to_string(next_.attempt), "Warning",
-           "AttemptFailed", failed + "; retrying as attempt " + std::to_string(next_.attempt) + " (" + left + " left)");
+    out_.events.push_back({"Warning", "AttemptFailed",
+                           failed + "; retrying as attempt " + std::to_string(attempt + 1) + " (" + left + " left)"});
+    // The next attempt starts in this round: its number is in the status this round writes,
+    // before the pod it asks for (the plan writes the status first), so it never starts twice
+    // and nothing waits for another event to start it.
+    next_.attempt = attempt + 1;
+    next_.plugin_state = json::value();
+    handle(spec);
   }
 
   task_round finish() {

@@ -14,8 +14,9 @@
 //     on every terminal phase and on delete.
 //  4. Attempts: user failures are retried up to spec.retries, system failures up to the
 //     platform's max-system-failures, counted apart (status.systemFailures); a permanent failure
-//     ends the task. Each attempt is a fresh pod named after it; the status names the next
-//     attempt before its pod is asked for, so no attempt is started twice.
+//     ends the task. Each attempt is a fresh pod named after it; the round that ends an attempt
+//     starts the next (an AttemptFailed Event says why), and its status names the next attempt
+//     before its pod is asked for, so no attempt is started twice.
 //  5. spec.timeout bounds each attempt from its start: past it the attempt fails (Timeout,
 //     a user error, retried like one) and its pod is deleted.
 //  6. Phases and versions follow phase.hpp; every new (phase, version) is an Event and a

@@ -108,18 +108,23 @@ TEST_CASE("ImagePullBackOff waits for its grace period, then fails with that rea
   CHECK(c.status().message.find("Grace period [30s] exceeded") != std::string::npos);
 }
 
-TEST_CASE("a retried ImagePullBackOff uses a retry, and the next attempt is a fresh pod") {
+TEST_CASE("a retried ImagePullBackOff uses a retry, and the next attempt's pod is asked for in the same round") {
   fake_cluster c(make_task("pull2", container_spec(R"("retries": 1)")));
   c.config.image_pull_backoff_grace_period = 10s;
   c.round();
   set_waiting(c.pod_of_attempt(0), "primary", "ImagePullBackOff", c.now);
   c.advance(10s);
-  c.round();
+  auto r = c.round();
   CHECK(c.phase() == "Queued");
   CHECK(c.status().attempt == 1);
-  c.round();
+  // One round: the failed pod deleted (clean-up), the next attempt's created, the status saying
+  // attempt 1 written first (a plan writes the status before it creates), no other event needed.
+  REQUIRE(r.status.has_value());
+  CHECK(r.status->attempt == 1);
+  REQUIRE(r.creates.size() == 1);
+  CHECK(r.creates[0].pod.at_path({"metadata"})->get_string("name") == "pull2-1");
   CHECK(c.pods.count("pull2-1") == 1);
-  CHECK(c.pods.count("pull2-0") == 0); // deleted with clean-up
+  CHECK(c.pods.count("pull2-0") == 0);
 }
 
 TEST_CASE("system failures are counted apart and do not use up retries") {
