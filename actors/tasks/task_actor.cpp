@@ -2,6 +2,8 @@
 
 #include "actors/controller/executor_actor.hpp"
 #include "actors/controller/object_view.hpp"
+#include "actors/controller/pass_control.hpp"
+#include "actors/controller/spawn_child.hpp"
 #include "actors/tasks/machinery.hpp"
 #include "actors/tasks/task_metrics.hpp"
 #include "k8s/client/retry.hpp"
@@ -36,11 +38,7 @@ struct task_state {
   std::shared_ptr<std::string> pool_on_exit = std::make_shared<std::string>();
   template_answer templ;
   std::string template_asked;
-  bool running = false; // a plan is with the executor
-  bool dirty = false;   // something changed since the last round
-  bool queued = false;  // a round_atom is in the mailbox
-  std::uint32_t wake_generation = 0;
-  std::optional<time_point> wake_at;
+  controller::pass_control rounds;
   std::optional<client::backoff> backoff;
   // The task's status decoded, for the resourceVersion it was decoded at.
   std::string decoded_rv;
@@ -74,25 +72,14 @@ client::resource_ref pods_ref(task_actor* self, const std::string& name = {}) {
 }
 
 void request_round(task_actor* self) {
-  auto& st = self->state;
-  st.dirty = true;
-  if (!st.queued && !st.running) {
-    st.queued = true;
+  if (self->state.rounds.request())
     self->send(self, round_atom::value);
-  }
 }
 
 void arm_wake(task_actor* self, std::optional<time_point> at) {
   auto& st = self->state;
-  if (at == st.wake_at)
-    return;
-  st.wake_at = at;
-  auto gen = ++st.wake_generation;
-  if (!at)
-    return;
-  auto delay = std::chrono::duration_cast<std::chrono::milliseconds>(*at - st.tools.time->now());
-  delay = std::max(delay, std::chrono::milliseconds{0}) + std::chrono::milliseconds{20};
-  self->delayed_send(self, delay, wake_atom::value, gen);
+  if (auto gen = st.rounds.wake(at))
+    self->delayed_send(self, controller::pass_control::delay_to(*at, st.tools.time->now()), wake_atom::value, *gen);
 }
 
 // --- resource manager and template store ------------------------------------------------------
@@ -237,7 +224,7 @@ void note_answer(task_actor* self, const controller::step& s, json::value& answe
 
 void on_outcome(task_actor* self, plan_outcome& out) {
   auto& st = self->state;
-  st.running = false;
+  bool again = st.rounds.plan_done();
   const plan& p = out.plan;
   for (std::size_t i = 0; i < p.steps.size() && i < out.answers.size(); ++i)
     if (out.answers[i])
@@ -258,10 +245,8 @@ void on_outcome(task_actor* self, plan_outcome& out) {
   } else {
     st.backoff->reset();
   }
-  if (st.dirty && !st.queued) {
-    st.queued = true;
+  if (again)
     self->send(self, round_atom::value);
-  }
 }
 
 // --- the round ----------------------------------------------------------------------------------
@@ -284,10 +269,8 @@ void count_outcomes(task_actor* self, const task_round& r) {
 
 void run(task_actor* self) {
   auto& st = self->state;
-  st.queued = false;
-  if (st.running || !st.dirty)
+  if (!st.rounds.begin())
     return;
-  st.dirty = false;
   task_world w;
   w.task = st.task.get();
   w.status = &current_status(self);
@@ -313,7 +296,7 @@ void run(task_actor* self) {
   auto p = plan_of(self, r);
   if (p.steps.empty())
     return;
-  st.running = true;
+  st.rounds.plan_sent();
   self->request(st.tools.executor, caf::infinite, controller::run_plan{std::move(p)})
       .then([self](plan_outcome& out) { on_outcome(self, out); });
 }
@@ -379,10 +362,8 @@ caf::behavior task_behavior(task_actor* self, std::shared_ptr<const task_actor_c
       [self](round_atom) { run(self); },
       [self](atoms::retry_atom) { request_round(self); },
       [self](wake_atom, std::uint32_t gen) {
-        if (gen != self->state.wake_generation)
-          return;
-        self->state.wake_at.reset();
-        request_round(self);
+        if (self->state.rounds.woke(gen))
+          request_round(self);
       },
   };
 }
@@ -392,9 +373,8 @@ caf::behavior task_behavior(task_actor* self, std::shared_ptr<const task_actor_c
 caf::actor spawn_task_actor(caf::actor_system& sys, caf::event_based_actor* parent,
                             std::shared_ptr<const task_actor_config> cfg, controller::child_tools tools,
                             std::shared_ptr<const k8s::custom_object> task, controller::owned_view view) {
-  if (parent)
-    return parent->spawn<caf::linked>(task_behavior, std::move(cfg), std::move(tools), std::move(task), std::move(view));
-  return sys.spawn(task_behavior, std::move(cfg), std::move(tools), std::move(task), std::move(view));
+  return controller::spawn_child(sys, parent, task_behavior, std::move(cfg), std::move(tools), std::move(task),
+                                 std::move(view));
 }
 
 } // namespace kozmo::tasks

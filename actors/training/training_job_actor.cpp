@@ -3,6 +3,8 @@
 #include "k8s/client/retry.hpp"
 #include "actors/controller/executor_actor.hpp"
 #include "actors/controller/object_view.hpp"
+#include "actors/controller/pass_control.hpp"
+#include "actors/controller/spawn_child.hpp"
 #include "actors/training/reconcile.hpp"
 #include "actors/training/training_metrics.hpp"
 #include "k8s/model/codec.hpp"
@@ -54,13 +56,9 @@ struct job_state {
   // Expectations (reconcile.hpp rule 3): uids of pods and services this actor deleted and
   // may still see.
   std::vector<std::string> deleting;
-  bool running = false;      // a plan is with the executor
+  controller::pass_control passes;
   bool was_finished = false; // the job as the running pass saw it (for the outcome metric)
-  std::uint32_t wake_generation = 0;
-  std::optional<time_point> wake_at;
   std::optional<client::backoff> backoff;
-  bool dirty = false;  // something changed since the last pass
-  bool queued = false; // a reconcile_atom is in the mailbox
 };
 
 using job_actor = caf::stateful_actor<job_state>;
@@ -81,26 +79,14 @@ client::resource_ref core_ref(job_actor* self, const std::string& resource, cons
 }
 
 void request_reconcile(job_actor* self) {
-  auto& st = self->state;
-  st.dirty = true;
-  if (!st.queued && !st.running) {
-    st.queued = true;
+  if (self->state.passes.request())
     self->send(self, reconcile_atom::value);
-  }
 }
 
 void arm_wake(job_actor* self, std::optional<time_point> at) {
   auto& st = self->state;
-  if (at == st.wake_at)
-    return;
-  st.wake_at = at;
-  auto gen = ++st.wake_generation;
-  if (!at)
-    return;
-  auto delay = std::chrono::duration_cast<std::chrono::milliseconds>(*at - st.tools.time->now());
-  // The core compares whole seconds: wake a little after the mark, never before it.
-  delay = std::max(delay, std::chrono::milliseconds{0}) + std::chrono::milliseconds{20};
-  self->delayed_send(self, delay, wake_atom::value, gen);
+  if (auto gen = st.passes.wake(at))
+    self->delayed_send(self, controller::pass_control::delay_to(*at, st.tools.time->now()), wake_atom::value, *gen);
 }
 
 // --- a pass's actions as a plan for the executor ---------------------------------------------
@@ -197,7 +183,7 @@ void note_answer(job_actor* self, const controller::step& s, const json::value& 
 void on_outcome(job_actor* self, plan_outcome& out) {
   const plan& p = out.plan;
   auto& st = self->state;
-  st.running = false;
+  bool again = st.passes.plan_done();
   for (std::size_t i = 0; i < p.steps.size() && i < out.answers.size(); ++i)
     if (out.answers[i])
       note_answer(self, p.steps[i], *out.answers[i]);
@@ -215,10 +201,8 @@ void on_outcome(job_actor* self, plan_outcome& out) {
     st.backoff->reset();
     break;
   }
-  if (st.dirty && !st.queued) {
-    st.queued = true;
+  if (again)
     self->send(self, reconcile_atom::value);
-  }
 }
 
 // --- the pass ------------------------------------------------------------------------------
@@ -229,10 +213,8 @@ bool expected_gone(const job_state& st, const std::string& uid) {
 
 void run_pass(job_actor* self) {
   auto& st = self->state;
-  st.queued = false;
-  if (st.running || !st.dirty)
+  if (!st.passes.begin())
     return;
-  st.dirty = false;
   observed world;
   world.job = *st.job;
   world.now = st.tools.time->now();
@@ -260,7 +242,7 @@ void run_pass(job_actor* self) {
   arm_wake(self, result.wake_at);
   if (result.actions.empty() && !result.status)
     return;
-  st.running = true;
+  st.passes.plan_sent();
   st.was_finished = result.status && is_finished(status_of(*st.job));
   self->request(st.tools.executor, caf::infinite, controller::run_plan{plan_of(self, result)})
       .then([self](plan_outcome& out) { on_outcome(self, out); });
@@ -321,10 +303,8 @@ caf::behavior job_behavior(job_actor* self, std::shared_ptr<const job_actor_conf
       [self](reconcile_atom) { run_pass(self); },
       [self](atoms::retry_atom) { request_reconcile(self); },
       [self](wake_atom, std::uint32_t gen) {
-        if (gen != self->state.wake_generation)
-          return;
-        self->state.wake_at.reset();
-        request_reconcile(self);
+        if (self->state.passes.woke(gen))
+          request_reconcile(self);
       },
   };
 }
@@ -334,9 +314,8 @@ caf::behavior job_behavior(job_actor* self, std::shared_ptr<const job_actor_conf
 caf::actor spawn_training_job(caf::actor_system& sys, caf::event_based_actor* parent,
                               std::shared_ptr<const job_actor_config> cfg, controller::child_tools tools,
                               std::shared_ptr<const k8s::custom_object> job, controller::owned_view view) {
-  if (parent)
-    return parent->spawn<caf::linked>(job_behavior, std::move(cfg), std::move(tools), std::move(job), std::move(view));
-  return sys.spawn(job_behavior, std::move(cfg), std::move(tools), std::move(job), std::move(view));
+  return controller::spawn_child(sys, parent, job_behavior, std::move(cfg), std::move(tools), std::move(job),
+                                 std::move(view));
 }
 
 } // namespace kozmo::training
