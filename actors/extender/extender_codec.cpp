@@ -1,5 +1,7 @@
 #include "actors/extender/extender_codec.hpp"
 
+#include "k8s/text.hpp"
+
 #include "k8s/model/codec.hpp"
 
 #include <algorithm>
@@ -8,11 +10,7 @@
 namespace kozmo::extender {
 namespace {
 
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
-}
+using text::iequals;
 
 // A member as Go's encoding/json finds it: the exact name first, then any case. Null counts
 // as absent (a Go nil pointer or map).

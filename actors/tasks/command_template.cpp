@@ -1,18 +1,13 @@
 #include "actors/tasks/command_template.hpp"
 
+#include "k8s/text.hpp"
+
 #include <cctype>
 
 namespace kozmo::tasks {
 namespace {
 
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size())
-    return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
-      return false;
-  return true;
-}
+using text::iequals;
 
 bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-'; }
 

@@ -1,17 +1,12 @@
 #include "k8s/apiserver/status.hpp"
 
+#include "k8s/text.hpp"
+
 #include <cctype>
 
 namespace kozmo::apiserver {
 
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size())
-    return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
-      return false;
-  return true;
-}
+bool iequals(std::string_view a, std::string_view b) { return text::iequals(a, b); }
 
 std::string http_request::header(std::string_view name) const {
   for (const auto& [k, v] : headers)

@@ -1,5 +1,7 @@
 #include "tests/support/http_client.hpp"
 
+#include "k8s/text.hpp"
+
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -14,14 +16,7 @@
 namespace kozmo::test {
 namespace {
 
-bool iequal(std::string_view a, std::string_view b) {
-  if (a.size() != b.size())
-    return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
-      return false;
-  return true;
-}
+using text::iequals;
 
 int connect_to(const std::string& host, std::uint16_t port) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -57,7 +52,7 @@ std::string build_request(const std::string& method, const std::string& target, 
   bool has_accept = false;
   for (const auto& [k, v] : headers) {
     req += k + ": " + v + "\r\n";
-    has_accept = has_accept || iequal(k, "Accept");
+    has_accept = has_accept || iequals(k, "Accept");
   }
   if (!has_accept)
     req += "Accept: application/json\r\n";
@@ -118,7 +113,7 @@ bool dechunk(std::string_view raw, std::string& out) {
 
 std::string http_result::header(std::string_view name) const {
   for (const auto& [k, v] : headers)
-    if (iequal(k, name))
+    if (iequals(k, name))
       return v;
   return {};
 }
@@ -126,7 +121,7 @@ std::string http_result::header(std::string_view name) const {
 std::vector<std::string> http_result::headers_named(std::string_view name) const {
   std::vector<std::string> out;
   for (const auto& [k, v] : headers)
-    if (iequal(k, name))
+    if (iequals(k, name))
       out.push_back(v);
   return out;
 }
@@ -166,7 +161,7 @@ http_result http_client::request(const std::string& method, const std::string& t
       res.status = parse_head(raw.substr(0, head_end), res.headers);
       std::string cl = res.header("Content-Length");
       content_length = cl.empty() ? -1 : std::atol(cl.c_str());
-      chunked = iequal(res.header("Transfer-Encoding"), "chunked");
+      chunked = iequals(res.header("Transfer-Encoding"), "chunked");
     }
     std::string_view rest = std::string_view(raw).substr(head_end + 4);
     if (content_length >= 0 && rest.size() >= static_cast<std::size_t>(content_length))
@@ -201,7 +196,7 @@ watch_reader::watch_reader(const std::string& host, std::uint16_t port, const st
   auto head_end = raw_.find("\r\n\r\n");
   status_ = parse_head(raw_.substr(0, head_end), headers_);
   raw_.erase(0, head_end + 4);
-  chunked_ = iequal(header("Transfer-Encoding"), "chunked");
+  chunked_ = iequals(header("Transfer-Encoding"), "chunked");
   if (!chunked_) {
     data_ = raw_;
     raw_.clear();
@@ -218,7 +213,7 @@ void watch_reader::close() {
 
 std::string watch_reader::header(std::string_view name) const {
   for (const auto& [k, v] : headers_)
-    if (iequal(k, name))
+    if (iequals(k, name))
       return v;
   return {};
 }
