@@ -13,19 +13,12 @@ using reader = std::function<status(const json::value&, platform_config&)>;
 
 error bad(const std::string& key, const std::string& why) { return error::invalid("tasks." + key + ": " + why); }
 
-std::string text_of(const json::value& v) {
-  if (v.is_string())
-    return v.as_string();
-  if (v.is_number())
-    return json::dump(v);
-  return {};
-}
 
 reader quantity_key(const std::string& key, k8s::quantity platform_config::*field) {
   return [key, field](const json::value& v, platform_config& c) -> status {
-    auto q = k8s::quantity::parse(text_of(v));
-    if (text_of(v).empty() || !q)
-      return bad(key, "\"" + text_of(v) + "\" is not a quantity (examples: 1, 500m, 4Gi)");
+    auto q = k8s::quantity::parse(json::scalar_text(v));
+    if (json::scalar_text(v).empty() || !q)
+      return bad(key, "\"" + json::scalar_text(v) + "\" is not a quantity (examples: 1, 500m, 4Gi)");
     if (q->sign() <= 0)
       return bad(key, "must be more than 0");
     c.*field = *q;
@@ -44,9 +37,9 @@ reader string_key(const std::string& key, std::string platform_config::*field) {
 
 reader duration_key(const std::string& key, std::chrono::milliseconds platform_config::*field) {
   return [key, field](const json::value& v, platform_config& c) -> status {
-    auto d = k8s::parse_go_duration(text_of(v));
+    auto d = k8s::parse_go_duration(json::scalar_text(v));
     if (!v.is_string() || !d)
-      return bad(key, "\"" + text_of(v) + "\" is not a duration (examples: 30s, 3m, 1h)");
+      return bad(key, "\"" + json::scalar_text(v) + "\" is not a duration (examples: 30s, 3m, 1h)");
     if (d->count() < 0)
       return bad(key, "must be 0 or more");
     c.*field = *d;
@@ -138,9 +131,9 @@ status read_limits(const json::value& v, platform_config& c) {
   for (const auto& [name, item] : v.as_object()) {
     if (name != "cpu" && name != "memory" && name != "gpu" && name != "ephemeral-storage")
       return bad("resource-limits." + name, "unknown resource (known: cpu, memory, gpu, ephemeral-storage)");
-    auto q = k8s::quantity::parse(text_of(item));
-    if (text_of(item).empty() || !q || q->sign() < 0)
-      return bad("resource-limits." + name, "\"" + text_of(item) + "\" is not a quantity of 0 or more");
+    auto q = k8s::quantity::parse(json::scalar_text(item));
+    if (json::scalar_text(item).empty() || !q || q->sign() < 0)
+      return bad("resource-limits." + name, "\"" + json::scalar_text(item) + "\" is not a quantity of 0 or more");
     c.resource_limits[name] = *q;
   }
   return ok;

@@ -8,13 +8,6 @@ namespace {
 
 using resource_map = std::map<std::string, k8s::quantity>;
 
-std::string text_of(const json::value& v) {
-  if (v.is_string())
-    return v.as_string();
-  if (v.is_number())
-    return json::dump(v);
-  return {};
-}
 
 // Quantities were validated with the spec; anything unreadable counts as unset.
 resource_map read_map(const json::value* m) {
@@ -22,7 +15,7 @@ resource_map read_map(const json::value* m) {
   if (!m || !m->is_object())
     return out;
   for (const auto& [name, v] : m->as_object())
-    if (auto q = k8s::quantity::parse(text_of(v)))
+    if (auto q = k8s::quantity::parse(json::scalar_text(v)))
       out[name] = *q;
   return out;
 }

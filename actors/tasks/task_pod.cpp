@@ -6,6 +6,7 @@
 #include "actors/tasks/pod_template_merge.hpp"
 #include "actors/tasks/resources.hpp"
 #include "k8s/model/kozmo_keys.hpp"
+#include "k8s/model/pod_json.hpp"
 
 #include <algorithm>
 
@@ -73,17 +74,6 @@ status render_list(json::value& container, const char* key, const template_value
   return ok;
 }
 
-void add_env(json::value& container, const std::vector<std::pair<std::string, std::string>>& env) {
-  json::value& list = container["env"];
-  if (!list.is_array())
-    list = json::array{};
-  for (const auto& [name, value] : env) {
-    bool present = std::any_of(list.as_array().begin(), list.as_array().end(),
-                               [&](const json::value& e) { return e.get_string("name") == name; });
-    if (!present)
-      list.as_array().push_back(json::object{{"name", name}, {"value", value}});
-  }
-}
 
 status customize_containers(json::value& spec, const attempt_pod_input& in, const template_values& values) {
   auto env = identity_env(in);
@@ -98,7 +88,7 @@ status customize_containers(json::value& spec, const attempt_pod_input& in, cons
       for (const char* key : {"command", "args"})
         if (auto st = render_list(c, key, values, where); !st)
           return st;
-      add_env(c, env);
+      k8s::add_env_if_absent(c, env);
       bool primary = name == in.spec->primary_container && std::string(list_key) == "containers";
       resource_mode mode = !primary ? resource_mode::ensure_in_range
                                     : (container_task ? resource_mode::assign : resource_mode::merge_existing);

@@ -36,7 +36,7 @@ status check_resource_map(const json::value* m, const std::string& path) {
   if (!m->is_object())
     return invalid(path, json::dump(*m), "must be a map of resource name to quantity");
   for (const auto& [name, v] : m->as_object()) {
-    std::string text = v.is_string() ? v.as_string() : (v.is_number() ? json::dump(v) : "");
+    std::string text = json::scalar_text(v);
     if (text.empty())
       return invalid(path + "[" + name + "]", json::dump(v), "must be a quantity such as \"2\", \"500m\" or \"4Gi\"");
     auto q = k8s::quantity::parse(text);

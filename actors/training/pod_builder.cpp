@@ -1,6 +1,7 @@
 #include "actors/training/pod_builder.hpp"
 
 #include "k8s/model/kozmo_keys.hpp"
+#include "k8s/model/pod_json.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -30,22 +31,6 @@ std::map<std::string, std::string> replica_labels(const training_job& job, std::
   return labels;
 }
 
-// Appends the variables the user has not set already: a user's own value wins.
-void add_env(json::value& container, const std::vector<std::pair<std::string, std::string>>& env) {
-  json::value& list = container["env"];
-  if (!list.is_array())
-    list = json::array{};
-  for (const auto& [name, value] : env) {
-    bool present = std::any_of(list.as_array().begin(), list.as_array().end(),
-                               [&](const json::value& e) { return e.get_string("name") == name; });
-    if (present)
-      continue;
-    json::value e = json::object{};
-    e["name"] = name;
-    e["value"] = value;
-    list.as_array().push_back(std::move(e));
-  }
-}
 
 void mount_mpi_hostfile(const training_job& job, json::value& spec) {
   json::value& volumes = spec["volumes"];
@@ -190,7 +175,7 @@ json::value build_pod(const training_job& job, const replica_spec& spec, int ind
       std::string(spec.restart == restart_policy::exit_code ? "Never" : to_string(spec.restart));
   auto env = replica_env(job, spec, index, opt);
   for (json::value& c : pspec["containers"].as_array())
-    add_env(c, env);
+    k8s::add_env_if_absent(c, env);
   if (job.traits->kind == job_kind::mpi && spec.type == "Launcher")
     mount_mpi_hostfile(job, pspec);
 

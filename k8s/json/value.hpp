@@ -134,4 +134,14 @@ std::string dump_pretty(const value& v, int indent = 2);
 // Appends `s` as a quoted, escaped JSON string.
 void write_string(std::string& out, std::string_view s);
 
+// A string's text, or a number's JSON text ("2", "1.5"); "" for anything else. For values users
+// may write either way in YAML (quantities: `cpu: 2` or `cpu: "2"`).
+inline std::string scalar_text(const value& v) {
+  if (v.is_string())
+    return v.as_string();
+  if (v.is_number())
+    return dump(v);
+  return {};
+}
+
 } // namespace kozmo::json
