@@ -22,7 +22,6 @@
 #include "actors/controller/executor_actor.hpp"
 #include "actors/tasks/machinery.hpp"
 #include "actors/tasks/task_actor.hpp"
-#include "actors/watch/watch_actor.hpp"
 #include "k8s/client/client.hpp"
 #include "k8s/metrics/registry.hpp"
 #include "k8s/model/codec.hpp"
@@ -38,6 +37,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <mutex>
 #include <set>
@@ -137,31 +137,6 @@ void idle_memory(int n) {
 
 // --- 2. throughput --------------------------------------------------------------------------------
 
-// Counts objects by name prefix whose phase (status.phase) is Succeeded, from a watch.
-struct counter_state {
-  std::set<std::string> done;
-};
-
-template <class T>
-caf::behavior succeeded_counter(caf::stateful_actor<counter_state>* self, caf::actor watch, std::string prefix) {
-  self->send(watch, atoms::subscribe_atom::value, watch::index_kind::all, std::string(),
-             caf::actor_cast<caf::actor>(self));
-  return {
-      [self, prefix](object_event<T>& ev) {
-        if (!ev.object || !ev.object->metadata.name.starts_with(prefix))
-          return;
-        bool succeeded = false;
-        if constexpr (std::is_same_v<T, k8s::pod>)
-          succeeded = ev.object->status.phase == "Succeeded";
-        else if (const auto* st = ev.object->document.find("status"))
-          succeeded = st->get_string("phase") == "Succeeded";
-        if (succeeded && ev.type != watch::event_type::deleted)
-          self->state.done.insert(ev.object->metadata.uid);
-      },
-      [self](count_atom) -> std::uint64_t { return self->state.done.size(); },
-  };
-}
-
 // Pods by name prefix: seen, bound to a node, Succeeded (the timeline of a run).
 struct progress_state {
   std::set<std::string> seen, bound, done;
@@ -180,17 +155,22 @@ caf::behavior pod_progress(caf::stateful_actor<progress_state>* self, caf::actor
         if (ev.object->status.phase == "Succeeded")
           self->state.done.insert(uid);
       },
-      [self](count_atom, int) -> caf::result<std::uint64_t, std::uint64_t, std::uint64_t> {
+      [self](count_atom) -> caf::result<std::uint64_t, std::uint64_t, std::uint64_t> {
         return {self->state.seen.size(), self->state.bound.size(), self->state.done.size()};
       },
   };
 }
 
-std::uint64_t count(caf::actor_system& sys, const caf::actor& counter) {
-  std::uint64_t n = 0;
+struct pod_counts {
+  std::uint64_t seen = 0, bound = 0, done = 0;
+};
+pod_counts count(caf::actor_system& sys, const caf::actor& progress) {
+  pod_counts c;
   caf::scoped_actor self{sys};
-  self->request(counter, 10s, count_atom::value).receive([&](std::uint64_t c) { n = c; }, [&](caf::error&) {});
-  return n;
+  self->request(progress, 10s, count_atom::value)
+      .receive([&](std::uint64_t seen, std::uint64_t bound, std::uint64_t done) { c = {seen, bound, done}; },
+               [&](caf::error&) {});
+  return c;
 }
 
 engine_options cluster(int nodes, bool with_tasks) {
@@ -215,9 +195,15 @@ void wait_for_nodes(engine& e, int nodes) {
   }
 }
 
-// Creates `bodies` at once; returns the seconds from the first create to `n` Succeeded.
+// Creates `bodies` at once; returns the seconds from the first create until `done` (given the
+// counts of the pods named `prefix`) reaches their number. KOZMO_BENCH_TIMELINE=1 prints the
+// pods seen / bound / Succeeded every second, and the client's requests at the end.
 double run_to_succeeded(engine& e, const client::resource_ref& where, std::vector<json::value>& bodies,
-                        const std::function<std::uint64_t()>& done, double& answered_at) {
+                        const std::string& prefix, const std::function<std::uint64_t(const pod_counts&)>& done,
+                        double& answered_at) {
+  const char* tl = std::getenv("KOZMO_BENCH_TIMELINE");
+  const bool timeline = tl && std::string(tl) == "1";
+  auto progress = e.system().spawn(pod_progress, e.pods_watch(), prefix);
   std::mutex mu;
   std::condition_variable cv;
   std::size_t answered = 0, failed = 0;
@@ -237,34 +223,23 @@ double run_to_succeeded(engine& e, const client::resource_ref& where, std::vecto
   answered_at = std::chrono::duration<double>(steady::now() - start).count();
   if (failed)
     std::printf("  (%zu creates failed)\n", failed);
-  // KOZMO_BENCH_TIMELINE=1: pods seen / bound / Succeeded and objects done, every second.
-  caf::actor progress;
-  if (const char* tl = std::getenv("KOZMO_BENCH_TIMELINE"); tl && std::string(tl) == "1")
-    progress = e.system().spawn(pod_progress, e.pods_watch(),
-                                where.resource == "pods" ? std::string("bare-") : std::string("task-"));
   auto next_line = steady::now();
   double t = seconds_until(
       [&] {
-        if (progress && steady::now() >= next_line) {
+        auto c = count(e.system(), progress);
+        if (timeline && steady::now() >= next_line) {
           next_line += 1s;
-          caf::scoped_actor self{e.system()};
-          self->request(progress, 10s, count_atom::value, 0)
-              .receive([&](std::uint64_t seen, std::uint64_t bound, std::uint64_t pods_done) {
-                std::printf("    %5.1f s: pods %llu seen, %llu bound, %llu Succeeded; %llu objects done\n",
-                            std::chrono::duration<double>(steady::now() - start).count(),
-                            static_cast<unsigned long long>(seen), static_cast<unsigned long long>(bound),
-                            static_cast<unsigned long long>(pods_done),
-                            static_cast<unsigned long long>(done()));
-              },
-                       [&](caf::error&) {});
+          std::printf("    %5.1f s: pods %llu seen, %llu bound, %llu Succeeded; %llu objects done\n",
+                      std::chrono::duration<double>(steady::now() - start).count(),
+                      static_cast<unsigned long long>(c.seen), static_cast<unsigned long long>(c.bound),
+                      static_cast<unsigned long long>(c.done), static_cast<unsigned long long>(done(c)));
         }
-        return done() >= bodies.size();
+        return done(c) >= bodies.size();
       },
       600s);
-  if (progress)
-    caf::anon_send_exit(progress, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(progress, caf::exit_reason::user_shutdown);
   double wall = std::chrono::duration<double>(steady::now() - start).count();
-  if (const char* tl = std::getenv("KOZMO_BENCH_TIMELINE"); tl && std::string(tl) == "1") {
+  if (timeline) {
     std::string text = metrics::render();
     std::size_t at = 0;
     while ((at = text.find("\nkozmo_client_requests_total{", at)) != std::string::npos) {
@@ -288,16 +263,14 @@ void throughput(int n, int nodes) {
       return;
     }
     wait_for_nodes(e, nodes);
-    auto counter = e.system().spawn(succeeded_counter<k8s::pod>, e.pods_watch(), std::string("bare-"));
     std::vector<json::value> bodies;
     for (int i = 0; i < n; ++i)
       bodies.push_back(*json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"bare-)" + std::to_string(i) +
                                     R"(","annotations":)" + annotations + R"(},"spec":{"restartPolicy":"Never",
         "containers":[{"name":"primary","image":"busybox","resources":{"requests":{"cpu":"1","memory":"1Gi"},
         "limits":{"cpu":"1","memory":"1Gi"}}}]}})"));
-    bare = run_to_succeeded(e, {"", "v1", "pods", "default", "", ""}, bodies,
-                            [&] { return count(e.system(), counter); }, bare_created);
-    caf::anon_send_exit(counter, caf::exit_reason::user_shutdown);
+    bare = run_to_succeeded(e, {"", "v1", "pods", "default", "", ""}, bodies, "bare-",
+                            [](const pod_counts& c) { return c.done; }, bare_created);
   }
   {
     engine e(cluster(nodes, true));
@@ -316,8 +289,8 @@ void throughput(int n, int nodes) {
                                     R"(},"spec":{"type":"container","container":{"image":"busybox"}}})"));
     double rounds_before = rounds_so_far();
     tasks = run_to_succeeded(
-        e, {"kozmo.io", "v1alpha1", "taskexecutions", "default", "", ""}, bodies,
-        [&] {
+        e, {"kozmo.io", "v1alpha1", "taskexecutions", "default", "", ""}, bodies, "task-",
+        [&](const pod_counts&) {
           return static_cast<std::uint64_t>(metric("kozmo_tasks_finished_total{outcome=\"succeeded\"} ") - finished_before);
         },
         tasks_created);

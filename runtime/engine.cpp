@@ -11,9 +11,9 @@
 #include "actors/kubelet/kubelet_actor.hpp"
 #include "actors/watch/object_traits.hpp"
 #include "actors/watch/watch_actor.hpp"
-#include "k8s/apiserver/body_codec.hpp"
 #include "k8s/apiserver/server.hpp"
 #include "k8s/client/client.hpp"
+#include "k8s/json/yaml.hpp"
 #include "messages/scheduler_messages.hpp"
 #include "runtime/demo.hpp"
 
@@ -86,25 +86,13 @@ expected<std::string> scheduler_config_text(const std::string& text_or_path) {
 // YAML document at a time.
 status install_crds(apiserver::server& srv) {
   for (const auto& file : embedded_crds()) {
-    std::string text(file.text);
-    std::vector<std::string> docs(1);
-    std::istringstream lines(text);
-    for (std::string line; std::getline(lines, line);) {
-      if (line.rfind("---", 0) == 0) {
-        docs.emplace_back();
+    auto docs = json::parse_yaml_documents(file.text);
+    if (!docs)
+      return error::bad_request("CRDs: " + std::string(file.name) + ": " + docs.err().message);
+    for (const auto& obj : *docs) {
+      if (!obj.is_object())
         continue;
-      }
-      docs.back() += line + "\n";
-    }
-    for (const auto& doc : docs) {
-      if (doc.find_first_not_of(" \t\n") == std::string::npos)
-        continue;
-      auto obj = apiserver::yaml_to_json(doc);
-      if (!obj)
-        return error::bad_request("CRDs: " + std::string(file.name) + ": " + obj.err().message);
-      if (!obj->is_object())
-        continue;
-      if (auto applied = srv.apply_object(*obj); !applied)
+      if (auto applied = srv.apply_object(obj); !applied)
         return error::bad_request("CRDs: " + std::string(file.name) + ": " + applied.err().message);
     }
   }

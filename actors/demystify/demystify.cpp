@@ -49,7 +49,7 @@ std::vector<const k8s::container_status*> all_statuses(const k8s::pod& pod) {
 
 // "Grace period [3m0s] exceeded|<message>"
 std::string after_grace(const std::string& message, milliseconds grace) {
-  return "Grace period [" + show_duration(grace) + "] exceeded|" + message;
+  return "Grace period [" + k8s::format_go_duration(grace) + "] exceeded|" + message;
 }
 
 // A waiting container with a grace period: initializing until it runs out, then `fail`.
@@ -117,8 +117,6 @@ std::optional<verdict> pending_reason(const k8s::pod& pod, const grace_periods& 
 
 } // namespace
 
-std::string show_duration(milliseconds d) { return k8s::format_go_duration(d); }
-
 waiting_class classify_waiting(std::string_view reason) {
   if (reason == "ContainerCreating" || reason == "PodInitializing" || reason == "ErrImagePull")
     return waiting_class::creating; // ErrImagePull turns into ImagePullBackOff: wait for that
@@ -144,7 +142,7 @@ verdict pending(const k8s::pod& pod, const grace_periods& grace, time_point now)
     auto deadline = *pod.metadata.creation_timestamp + grace.pending_timeout;
     if (now >= deadline)
       return failure(outcome::retryable_failure, fault::user, "PodPendingTimeout",
-                     "the pod was still pending after " + show_duration(grace.pending_timeout) +
+                     "the pod was still pending after " + k8s::format_go_duration(grace.pending_timeout) +
                          " (pod-pending-timeout): " + (v.code.empty() ? "" : v.code + ": ") + v.message,
                      true);
     if (!v.deadline || deadline < *v.deadline)

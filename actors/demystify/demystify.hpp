@@ -63,7 +63,4 @@ verdict of_pod(const k8s::pod& pod, std::string_view primary, bool primary_decid
 enum class waiting_class { creating, image_pull, invalid_image, create_error, config_error, other };
 waiting_class classify_waiting(std::string_view reason);
 
-// Go's Duration.String() of a grace period, as messages show it: "3m0s".
-std::string show_duration(milliseconds d);
-
 } // namespace kozmo::demystify

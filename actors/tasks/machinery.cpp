@@ -24,8 +24,6 @@ std::optional<int> attempt_of(const k8s::pod& pod) {
   return n;
 }
 
-bool pod_finished(const k8s::pod& pod) { return pod.status.phase == "Succeeded" || pod.status.phase == "Failed"; }
-
 std::string attempt_prefix(int attempt) { return "attempt " + std::to_string(attempt) + ": "; }
 
 class round_builder {
@@ -178,7 +176,7 @@ private:
     attempt_record rec;
     rec.attempt = next_.attempt;
     rec.phase = "Queued";
-    rec.interruptible = attempt_interruptible(spec, cfg(), next_.attempt, next_.system_failures);
+    rec.interruptible = attempt_interruptible(spec, cfg(), next_.system_failures);
     rec.start_time = w_.now;
     next_.attempts.push_back(std::move(rec));
     return next_.attempts.back();
@@ -331,8 +329,7 @@ std::vector<const k8s::pod*> pods_of_attempt(const std::vector<const k8s::pod*>&
   return out;
 }
 
-bool attempt_interruptible(const task_spec& spec, const platform_config& config, int attempt, int system_failures) {
-  (void)attempt;
+bool attempt_interruptible(const task_spec& spec, const platform_config& config, int system_failures) {
   if (!spec.interruptible)
     return false;
   // The peer's rule, counted in system failures (a spot node taken away is one): a positive

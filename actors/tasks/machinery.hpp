@@ -89,9 +89,12 @@ struct task_round {
 
 task_round run_round(const task_world& world);
 
-// Whether attempt `attempt` of an interruptible task may run on interruptible nodes (the peer's
+// Whether the next attempt of an interruptible task may run on interruptible nodes (the peer's
 // interruptible-failure-threshold, counted in system failures; see platform_config.hpp).
-bool attempt_interruptible(const task_spec& spec, const platform_config& config, int attempt, int system_failures);
+bool attempt_interruptible(const task_spec& spec, const platform_config& config, int system_failures);
+
+// A pod that has ended (Succeeded or Failed).
+inline bool pod_finished(const k8s::pod& pod) { return pod.status.phase == "Succeeded" || pod.status.phase == "Failed"; }
 
 // The pods of one attempt, by the kozmo.io/task-attempt label.
 std::vector<const k8s::pod*> pods_of_attempt(const std::vector<const k8s::pod*>& pods, int attempt);

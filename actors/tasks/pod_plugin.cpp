@@ -8,8 +8,6 @@
 namespace kozmo::tasks {
 namespace {
 
-bool finished(const k8s::pod& p) { return p.status.phase == "Succeeded" || p.status.phase == "Failed"; }
-
 // One message for "created, not placed yet", whether the round created the pod or saw it: a
 // status that says the same thing twice is not written twice.
 std::string scheduling_message(const std::string& pod) { return "pod " + pod + " waits to be scheduled"; }
@@ -60,7 +58,7 @@ public:
         pod = p;
     if (!pod)
       return created ? deleted_externally(std::move(a), name) : create(ctx, std::move(a), name);
-    if (pod->metadata.deletion_timestamp && !finished(*pod)) {
+    if (pod->metadata.deletion_timestamp && !pod_finished(*pod)) {
       a.info = retryable_failure(error_kind::system, "UnexpectedObjectDeletion",
                                  "pod " + name + " is being deleted before it finished (by a user, a node drain or a "
                                  "preemption)");
@@ -89,7 +87,7 @@ public:
   std::vector<delete_pod> finalize(const task_context& ctx) const override {
     std::vector<delete_pod> out;
     for (const auto* p : pods_of_attempt(ctx.pods, ctx.attempt))
-      if (!p->metadata.deletion_timestamp && !finished(*p))
+      if (!p->metadata.deletion_timestamp && !pod_finished(*p))
         out.push_back({p->metadata.name, p->metadata.uid});
     return out;
   }

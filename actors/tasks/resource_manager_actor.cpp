@@ -82,14 +82,15 @@ pool_answer answer_of(const allocation_answer& a) {
   return {a.what == allocation::granted, a.what == allocation::no_pool, a.message};
 }
 
-pool_answer acquire(rm_actor* self, const pool_acquire& req) {
+// `from` is told later (pool_granted) when the request has to wait now.
+pool_answer acquire(rm_actor* self, const pool_acquire& req, caf::actor from) {
   auto& st = self->state;
   pool_request r{req.token, req.ns, req.project, req.task, req.since_ms};
   auto a = st.book.allocate(req.pool, r);
   if (a.what == allocation::granted)
     st.waiters.erase(req.token);
   else
-    st.waiters[req.token] = caf::actor_cast<caf::actor>(self->current_sender());
+    st.waiters[req.token] = std::move(from);
   mark(self, req.pool);
   return answer_of(a);
 }
@@ -114,13 +115,7 @@ void become_ready_if_done(rm_actor* self) {
       release(self, *e.release);
       continue;
     }
-    const auto& req = *e.acquire;
-    pool_request r{req.token, req.ns, req.project, req.task, req.since_ms};
-    auto a = st.book.allocate(req.pool, r);
-    if (a.what != allocation::granted)
-      st.waiters[req.token] = e.from;
-    mark(self, req.pool);
-    e.rp.deliver(answer_of(a));
+    e.rp.deliver(acquire(self, *e.acquire, std::move(e.from)));
   }
   spdlog::info("resource manager: ready ({} pool(s))", st.book.pools().size());
 }
@@ -261,7 +256,7 @@ caf::behavior resource_manager(rm_actor* self, resource_manager_config cfg) {
           self->state.early.push_back({std::move(req), rp, std::move(from), std::nullopt});
           return rp;
         }
-        return acquire(self, req);
+        return acquire(self, req, caf::actor_cast<caf::actor>(self->current_sender()));
       },
       [self](pool_release& req) {
         if (!ready(self->state))

@@ -33,9 +33,9 @@ struct task_state {
   std::shared_ptr<const k8s::custom_object> task;
   controller::object_view<k8s::pod> pods;
   pool_grant grant;
-  std::string pool_asked; // the pool a request is out for (or held from)
-  // The same, for the exit handler (which may run after the state is gone).
-  std::shared_ptr<std::string> pool_on_exit = std::make_shared<std::string>();
+  // The pool a request is out for (or held from); shared with the exit handler, which may run
+  // after the state is gone.
+  std::shared_ptr<std::string> pool_asked = std::make_shared<std::string>();
   template_answer templ;
   std::string template_asked;
   controller::pass_control rounds;
@@ -86,17 +86,16 @@ void arm_wake(task_actor* self, std::optional<time_point> at) {
 
 void ask_pool(task_actor* self, const std::string& pool) {
   auto& st = self->state;
-  if (st.pool_asked == pool || !st.cfg->pools)
+  if (*st.pool_asked == pool || !st.cfg->pools)
     return;
-  st.pool_asked = pool;
-  *st.pool_on_exit = pool;
+  *st.pool_asked = pool;
   const auto& m = st.task->metadata;
   auto since = current_status(self).waiting_since.value_or(st.tools.time->now());
   pool_acquire req{pool, m.uid, m.namespace_, project_of(m), who(self),
                    std::chrono::duration_cast<std::chrono::milliseconds>(since.time_since_epoch()).count()};
   self->request(st.cfg->pools, caf::infinite, std::move(req)).then([self, pool](pool_answer& a) {
     auto& st = self->state;
-    if (st.pool_asked != pool || st.grant.what == pool_grant::state::granted)
+    if (*st.pool_asked != pool || st.grant.what == pool_grant::state::granted)
       return; // released meanwhile, or granted by a pool_granted that came first
     st.grant.what = a.granted ? pool_grant::state::granted : pool_grant::state::waiting;
     st.grant.no_pool = a.no_pool;
@@ -109,8 +108,7 @@ void give_back_pool(task_actor* self, const std::string& pool) {
   auto& st = self->state;
   if (st.cfg->pools)
     self->send(st.cfg->pools, pool_release{pool, st.task->metadata.uid});
-  st.pool_asked.clear();
-  st.pool_on_exit->clear();
+  st.pool_asked->clear();
   st.grant = {};
 }
 
@@ -344,7 +342,7 @@ caf::behavior task_behavior(task_actor* self, std::shared_ptr<const task_actor_c
   if (const auto& s = current_status(self); s.pool_held && !s.pool.empty() && !(s.phase && is_terminal(*s.phase)))
     ask_pool(self, s.pool);
   // Deleted (the supervisor stops the actor with user_shutdown): nothing may stay held or queued.
-  self->attach_functor([pool = st.pool_on_exit, pools = st.cfg->pools, uid = st.task->metadata.uid](const caf::error& reason) {
+  self->attach_functor([pool = st.pool_asked, pools = st.cfg->pools, uid = st.task->metadata.uid](const caf::error& reason) {
     if (reason == caf::exit_reason::user_shutdown && !pool->empty() && pools)
       caf::anon_send(pools, pool_release{*pool, uid});
   });
@@ -354,7 +352,7 @@ caf::behavior task_behavior(task_actor* self, std::shared_ptr<const task_actor_c
       [self](object_event<k8s::pod>& ev) { on_pod(self, ev); },
       [self](pool_granted& g) {
         auto& st = self->state;
-        if (g.pool != st.pool_asked)
+        if (g.pool != *st.pool_asked)
           return;
         st.grant = {pool_grant::state::granted, false, ""};
         request_round(self);

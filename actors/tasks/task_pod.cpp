@@ -15,13 +15,6 @@ namespace {
 
 constexpr const char* last_applied = "kubectl.kubernetes.io/last-applied-configuration";
 
-json::value string_map_json(const std::map<std::string, std::string>& m) {
-  json::value out = json::object{};
-  for (const auto& [k, v] : m)
-    out[k] = v;
-  return out;
-}
-
 template_values values_for(const attempt_pod_input& in, const std::string& pod_name) {
   const auto& meta = in.task->metadata;
   const auto& prefix = in.spec->output_prefix;
@@ -133,9 +126,9 @@ expected<json::value> build_attempt_pod(const attempt_pod_input& in) {
   json::value& m = pod["metadata"];
   m["name"] = name;
   m["namespace"] = meta.namespace_;
-  m["labels"] = string_map_json(labels);
+  m["labels"] = k8s::string_map_json(labels);
   if (!annotations.empty())
-    m["annotations"] = string_map_json(annotations);
+    m["annotations"] = k8s::string_map_json(annotations);
   m["ownerReferences"] = json::array{owner_reference(*in.task)};
   if (spec.type == "container") {
     json::value c = spec.container;

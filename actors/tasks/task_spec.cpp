@@ -157,19 +157,13 @@ expected<task_spec> decode_task(const k8s::custom_object& task, const std::vecto
     return required("spec");
   task_spec out;
   out.type = spec->get_string("type");
+  std::string supported;
+  for (const auto& t : known_types)
+    supported += (supported.empty() ? "" : ", ") + quoted(t);
   if (out.type.empty())
-    return required("spec.type", "one of " + [&] {
-      std::string s;
-      for (const auto& t : known_types)
-        s += (s.empty() ? "" : ", ") + quoted(t);
-      return s;
-    }());
-  if (std::find(known_types.begin(), known_types.end(), out.type) == known_types.end()) {
-    std::string supported;
-    for (const auto& t : known_types)
-      supported += (supported.empty() ? "" : ", ") + quoted(t);
+    return required("spec.type", "one of " + supported);
+  if (std::find(known_types.begin(), known_types.end(), out.type) == known_types.end())
     return error::invalid("spec.type: Unsupported value: " + quoted(out.type) + ": supported values: " + supported);
-  }
 
   static const json::value null_value;
   const json::value* container = spec->find("container");

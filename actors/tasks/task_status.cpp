@@ -5,19 +5,6 @@
 namespace kozmo::tasks {
 namespace {
 
-std::optional<time_point> read_time(const json::value& obj, std::string_view key) {
-  const auto* v = obj.find(key);
-  if (!v || !v->is_string())
-    return std::nullopt;
-  auto t = k8s::parse_time(v->as_string());
-  return t ? std::optional<time_point>(*t) : std::nullopt;
-}
-
-void write_time(json::value& obj, std::string_view key, const std::optional<time_point>& t) {
-  if (t)
-    obj[key] = k8s::format_time(*t);
-}
-
 int read_int(const json::value& obj, std::string_view key) { return static_cast<int>(obj.get_int(key, 0)); }
 
 } // namespace
@@ -53,13 +40,13 @@ task_status status_from_json(const json::value& status) {
   s.system_failures = read_int(status, "systemFailures");
   s.reason = status.get_string("reason");
   s.message = status.get_string("message");
-  s.start_time = read_time(status, "startTime");
-  s.completion_time = read_time(status, "completionTime");
-  s.last_transition_time = read_time(status, "lastTransitionTime");
+  s.start_time = k8s::time_member(status, "startTime");
+  s.completion_time = k8s::time_member(status, "completionTime");
+  s.last_transition_time = k8s::time_member(status, "lastTransitionTime");
   if (const auto* pool = status.find("pool"); pool && pool->is_object()) {
     s.pool = pool->get_string("name");
     s.pool_held = pool->get_bool("held");
-    s.waiting_since = read_time(*pool, "waitingSince");
+    s.waiting_since = k8s::time_member(*pool, "waitingSince");
   }
   if (const auto* list = status.find("attempts"); list && list->is_array())
     for (const auto& a : list->as_array()) {
@@ -70,14 +57,14 @@ task_status status_from_json(const json::value& status) {
       r.reason = a.get_string("reason");
       r.message = a.get_string("message");
       r.interruptible = a.get_bool("interruptible");
-      r.start_time = read_time(a, "startTime");
-      r.end_time = read_time(a, "endTime");
+      r.start_time = k8s::time_member(a, "startTime");
+      r.end_time = k8s::time_member(a, "endTime");
       s.attempts.push_back(std::move(r));
     }
   if (const auto* list = status.find("history"); list && list->is_array())
     for (const auto& h : list->as_array()) {
       auto p = task_phase_from(h.get_string("phase"));
-      auto t = read_time(h, "time");
+      auto t = k8s::time_member(h, "time");
       if (!p || !t)
         continue;
       s.history.push_back({*p, static_cast<std::uint32_t>(h.get_int("version", 0)), read_int(h, "attempt"),
@@ -97,14 +84,14 @@ json::value status_to_json(const task_status& s) {
   out["systemFailures"] = s.system_failures;
   out["reason"] = s.reason;
   out["message"] = s.message;
-  write_time(out, "startTime", s.start_time);
-  write_time(out, "completionTime", s.completion_time);
-  write_time(out, "lastTransitionTime", s.last_transition_time);
+  k8s::put_time(out, "startTime", s.start_time);
+  k8s::put_time(out, "completionTime", s.completion_time);
+  k8s::put_time(out, "lastTransitionTime", s.last_transition_time);
   if (!s.pool.empty()) {
     json::value pool = json::object{};
     pool["name"] = s.pool;
     pool["held"] = s.pool_held;
-    write_time(pool, "waitingSince", s.waiting_since);
+    k8s::put_time(pool, "waitingSince", s.waiting_since);
     out["pool"] = std::move(pool);
   }
   json::array attempts;
@@ -118,8 +105,8 @@ json::value status_to_json(const task_status& s) {
     if (!a.message.empty())
       r["message"] = a.message;
     r["interruptible"] = a.interruptible;
-    write_time(r, "startTime", a.start_time);
-    write_time(r, "endTime", a.end_time);
+    k8s::put_time(r, "startTime", a.start_time);
+    k8s::put_time(r, "endTime", a.end_time);
     attempts.push_back(std::move(r));
   }
   out["attempts"] = std::move(attempts);

@@ -3,21 +3,6 @@
 namespace kozmo::training {
 namespace {
 
-std::optional<time_point> time_member(const json::value& v, std::string_view key) {
-  const json::value* m = v.find(key);
-  if (m == nullptr || !m->is_string())
-    return std::nullopt;
-  auto t = k8s::parse_time(m->as_string());
-  if (!t)
-    return std::nullopt;
-  return *t;
-}
-
-void put_time(json::value& out, std::string_view key, const std::optional<time_point>& t) {
-  if (t)
-    out[key] = k8s::format_time(*t);
-}
-
 int int_member(const json::value& v, std::string_view key) {
   const json::value* m = v.find(key);
   return m != nullptr && m->is_int() ? static_cast<int>(m->as_int()) : 0;
@@ -38,8 +23,8 @@ job_status status_from_json(const json::value& status) {
       jc.status = c.get_string("status");
       jc.reason = c.get_string("reason");
       jc.message = c.get_string("message");
-      jc.last_update_time = time_member(c, "lastUpdateTime");
-      jc.last_transition_time = time_member(c, "lastTransitionTime");
+      jc.last_update_time = k8s::time_member(c, "lastUpdateTime");
+      jc.last_transition_time = k8s::time_member(c, "lastTransitionTime");
       if (!jc.type.empty())
         s.conditions.push_back(std::move(jc));
     }
@@ -56,9 +41,9 @@ job_status status_from_json(const json::value& status) {
       s.replica_statuses[type] = r;
     }
   }
-  s.start_time = time_member(status, "startTime");
-  s.completion_time = time_member(status, "completionTime");
-  s.last_reconcile_time = time_member(status, "lastReconcileTime");
+  s.start_time = k8s::time_member(status, "startTime");
+  s.completion_time = k8s::time_member(status, "completionTime");
+  s.last_reconcile_time = k8s::time_member(status, "lastReconcileTime");
   s.recreated_pods = int_member(status, "recreatedPods");
   return s;
 }
@@ -74,8 +59,8 @@ json::value to_json(const job_status& s) {
       j["reason"] = c.reason;
     if (!c.message.empty())
       j["message"] = c.message;
-    put_time(j, "lastUpdateTime", c.last_update_time);
-    put_time(j, "lastTransitionTime", c.last_transition_time);
+    k8s::put_time(j, "lastUpdateTime", c.last_update_time);
+    k8s::put_time(j, "lastTransitionTime", c.last_transition_time);
     conds.push_back(std::move(j));
   }
   out["conditions"] = std::move(conds);
@@ -91,9 +76,9 @@ json::value to_json(const job_status& s) {
     rs[type] = std::move(j);
   }
   out["replicaStatuses"] = std::move(rs);
-  put_time(out, "startTime", s.start_time);
-  put_time(out, "completionTime", s.completion_time);
-  put_time(out, "lastReconcileTime", s.last_reconcile_time);
+  k8s::put_time(out, "startTime", s.start_time);
+  k8s::put_time(out, "completionTime", s.completion_time);
+  k8s::put_time(out, "lastReconcileTime", s.last_reconcile_time);
   if (s.recreated_pods != 0)
     out["recreatedPods"] = s.recreated_pods;
   return out;

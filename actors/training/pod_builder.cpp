@@ -17,13 +17,6 @@ void set_if_absent(json::value& obj, std::string_view key, json::value v) {
     obj[key] = std::move(v);
 }
 
-json::value labels_json(const std::map<std::string, std::string>& labels) {
-  json::value out = json::object{};
-  for (const auto& [k, v] : labels)
-    out[k] = v;
-  return out;
-}
-
 std::map<std::string, std::string> replica_labels(const training_job& job, std::string_view type, int index) {
   auto labels = job_labels(job);
   labels[label::replica_type] = lower_type(type);
@@ -210,13 +203,13 @@ json::value build_service(const training_job& job, const replica_spec& spec, int
   meta["name"] = replica_object_name(job.metadata.name, spec.type, index);
   meta["namespace"] = job.metadata.namespace_;
   auto labels = replica_labels(job, spec.type, index);
-  meta["labels"] = labels_json(labels);
+  meta["labels"] = k8s::string_map_json(labels);
   meta["ownerReferences"] = json::array{controller_ref(job)};
   svc["metadata"] = std::move(meta);
 
   json::value sspec = json::object{};
   sspec["clusterIP"] = "None";
-  sspec["selector"] = labels_json(labels);
+  sspec["selector"] = k8s::string_map_json(labels);
   json::array ports;
   if (const json::value* containers = spec.pod_template.at_path({"spec", "containers"}))
     for (const json::value& c : containers->as_array()) {
@@ -257,7 +250,7 @@ json::value build_mpi_config_map(const training_job& job) {
   json::value meta = json::object{};
   meta["name"] = mpi_config_map_name(job);
   meta["namespace"] = job.metadata.namespace_;
-  meta["labels"] = labels_json(job_labels(job));
+  meta["labels"] = k8s::string_map_json(job_labels(job));
   meta["ownerReferences"] = json::array{controller_ref(job)};
   cm["metadata"] = std::move(meta);
   json::value data = json::object{};

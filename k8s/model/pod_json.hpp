@@ -5,11 +5,20 @@
 #include "k8s/json/value.hpp"
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace kozmo::k8s {
+
+// A map of strings as a JSON object (labels, annotations, a selector's matchLabels).
+inline json::value string_map_json(const std::map<std::string, std::string>& m) {
+  json::value out = json::object{};
+  for (const auto& [k, v] : m)
+    out[k] = v;
+  return out;
+}
 
 // Appends the variables a container does not set already: the user's own value wins.
 inline void add_env_if_absent(json::value& container, const std::vector<std::pair<std::string, std::string>>& env) {

@@ -108,6 +108,21 @@ std::string format_micro_time(time_point t) { return format_with_fraction(t, tru
 
 namespace kozmo::k8s {
 
+std::optional<time_point> time_member(const json::value& object, std::string_view key) {
+  const json::value* m = object.find(key);
+  if (m == nullptr || !m->is_string())
+    return std::nullopt;
+  auto t = parse_time(m->as_string());
+  if (!t)
+    return std::nullopt;
+  return *t;
+}
+
+void put_time(json::value& object, std::string_view key, const std::optional<time_point>& t) {
+  if (t)
+    object[key] = format_time(*t);
+}
+
 expected<std::chrono::milliseconds> parse_go_duration(std::string_view text) {
   auto bad = [&] {
     return error::bad_request("\"" + std::string(text) + "\" is not a duration (examples: 250ms, 5s, 1.5m, 1h30m)");

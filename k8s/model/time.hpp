@@ -4,8 +4,10 @@
 #pragma once
 
 #include "k8s/error.hpp"
+#include "k8s/json/value.hpp"
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -22,6 +24,11 @@ std::string format_time(time_point t);
 
 // "2026-11-21T20:01:26.123456Z" (metav1.MicroTime): always six fractional digits.
 std::string format_micro_time(time_point t);
+
+// A timestamp member of a JSON object (a status's startTime): nullopt when missing or malformed.
+std::optional<time_point> time_member(const json::value& object, std::string_view key);
+// Sets it (metav1.Time form) when `t` holds a time.
+void put_time(json::value& object, std::string_view key, const std::optional<time_point>& t);
 
 // Go's time.ParseDuration: a sequence of decimal numbers with units ("300ms", "1.5h", "2h45m";
 // units ns, us, µs, ms, s, m, h; a bare "0"; a leading sign), to milliseconds (finer parts

@@ -5,7 +5,7 @@
 #include "runtime/crds.hpp"
 #include "actors/training/training_supervisor_actor.hpp"
 #include "actors/watch/watch_actor.hpp"
-#include "k8s/apiserver/body_codec.hpp"
+#include "k8s/json/yaml.hpp"
 #include "k8s/client/client.hpp"
 #include "k8s/model/pod.hpp"
 #include "runtime/engine.hpp"
@@ -263,15 +263,12 @@ engine_options without_training() {
 // The embedded CRDs, created through the API as `kubectl apply -f deploy/crds/` would.
 void install_crds(client::client& cli) {
   for (const auto& file : embedded_crds()) {
-    std::string text(file.text);
-    for (std::size_t at = 0; at < text.size();) {
-      auto end = text.find("\n---", at);
-      auto doc = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
-      at = end == std::string::npos ? text.size() : end + 4;
-      auto obj = apiserver::yaml_to_json(doc);
-      if (!obj || !obj->is_object())
+    auto docs = json::parse_yaml_documents(file.text);
+    REQUIRE(docs.has_value());
+    for (const auto& obj : *docs) {
+      if (!obj.is_object())
         continue;
-      auto r = cli.create({"apiextensions.k8s.io", "v1", "customresourcedefinitions", "", "", ""}, *obj);
+      auto r = cli.create({"apiextensions.k8s.io", "v1", "customresourcedefinitions", "", "", ""}, obj);
       INFO(file.name << ": " << (r ? "" : r.err().message));
       REQUIRE(r.has_value());
     }

@@ -313,7 +313,7 @@ TEST_CASE("a named pod template is asked for, merged under the pod, and a missin
     CHECK(c.status().reason == "PodTemplateNotFound");
     CHECK(c.pods.empty());
   }
-  SECTION("the platform's default template applies when it exists, and is skipped when it does not") {
+  SECTION("the platform's default template is skipped when the namespace has none") {
     fake_cluster c(make_task("templ3", container_spec()));
     c.config.default_pod_template_name = "platform";
     c.round();

@@ -225,7 +225,7 @@ TEST_CASE("the interruptible failure threshold: the peer's table, counted in sys
   auto on_spot = [&](int failures, int max_failures, int threshold) {
     cfg.max_system_failures = max_failures;
     cfg.interruptible_failure_threshold = threshold;
-    return attempt_interruptible(spec, cfg, failures, failures);
+    return attempt_interruptible(spec, cfg, failures);
   };
   CHECK(on_spot(0, 1, 1));        // Interruptible
   CHECK_FALSE(on_spot(1, 1, 1));  // NonInterruptible
@@ -234,10 +234,10 @@ TEST_CASE("the interruptible failure threshold: the peer's table, counted in sys
   CHECK_FALSE(on_spot(1, 1, -1)); // NonInterruptibleNegativeThreshold
   // The default (-1 with 3 system failures allowed): the fourth, last attempt runs on demand.
   cfg = platform_config{};
-  CHECK(attempt_interruptible(spec, cfg, 2, 2));
-  CHECK_FALSE(attempt_interruptible(spec, cfg, 3, 3));
+  CHECK(attempt_interruptible(spec, cfg, 2));
+  CHECK_FALSE(attempt_interruptible(spec, cfg, 3));
   spec.interruptible = false;
-  CHECK_FALSE(attempt_interruptible(spec, cfg, 0, 0));
+  CHECK_FALSE(attempt_interruptible(spec, cfg, 0));
 }
 
 TEST_CASE("pod template: default and primary containers are the base, the task's values win") {
