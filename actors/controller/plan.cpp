@@ -25,4 +25,14 @@ std::string describe(const step& s) {
       s);
 }
 
+bool object_gone(const plan_outcome& out, const client::resource_ref& object) {
+  if (out.what != plan_outcome::result::failed || out.code != 404 || out.failed_step >= out.plan.steps.size())
+    return false;
+  const auto* p = std::get_if<patch_step>(&out.plan.steps[out.failed_step]);
+  if (!p)
+    return false;
+  const auto& r = p->ref;
+  return r.group == object.group && r.resource == object.resource && r.ns == object.ns && r.name == object.name;
+}
+
 } // namespace kozmo::controller

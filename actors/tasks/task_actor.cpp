@@ -43,6 +43,7 @@ struct task_state {
   // The task's status decoded, for the resourceVersion it was decoded at.
   std::string decoded_rv;
   task_status decoded;
+  bool gone = false; // a write found the task deleted: no more rounds
 };
 
 using task_actor = caf::stateful_actor<task_state>;
@@ -227,6 +228,11 @@ void on_outcome(task_actor* self, plan_outcome& out) {
   for (std::size_t i = 0; i < p.steps.size() && i < out.answers.size(); ++i)
     if (out.answers[i])
       note_answer(self, p.steps[i], *out.answers[i]);
+  if (controller::object_gone(out, task_ref(self))) {
+    spdlog::debug("tasks: {} was deleted: nothing more to write", who(self));
+    st.gone = true;
+    return; // the supervisor stops this actor when the tasks watch reports the delete
+  }
   if (out.what == plan_outcome::result::failed) {
     if (out.reread) {
       if (std::holds_alternative<controller::create_step>(p.steps[out.failed_step]))
@@ -267,7 +273,7 @@ void count_outcomes(task_actor* self, const task_round& r) {
 
 void run(task_actor* self) {
   auto& st = self->state;
-  if (!st.rounds.begin())
+  if (st.gone || !st.rounds.begin())
     return;
   task_world w;
   w.task = st.task.get();

@@ -58,6 +58,7 @@ struct job_state {
   std::vector<std::string> deleting;
   controller::pass_control passes;
   bool was_finished = false; // the job as the running pass saw it (for the outcome metric)
+  bool gone = false;         // a write found the job deleted: no more passes
   std::optional<client::backoff> backoff;
 };
 
@@ -192,6 +193,11 @@ void on_outcome(job_actor* self, plan_outcome& out) {
     spdlog::debug("training: {} is gone or being deleted: nothing created", who(self));
     return; // the supervisor stops this actor when the jobs watch reports the delete
   case plan_outcome::result::failed: {
+    if (controller::object_gone(out, job_ref(self))) {
+      spdlog::debug("training: {} was deleted: nothing more to write", who(self));
+      st.gone = true;
+      return; // the supervisor stops this actor when the jobs watch reports the delete
+    }
     auto delay = st.backoff->next();
     spdlog::warn("training: {}: {} (retrying in {} ms)", who(self), out.failure, delay.count());
     self->delayed_send(self, delay, atoms::retry_atom::value);
@@ -213,7 +219,7 @@ bool expected_gone(const job_state& st, const std::string& uid) {
 
 void run_pass(job_actor* self) {
   auto& st = self->state;
-  if (!st.passes.begin())
+  if (st.gone || !st.passes.begin())
     return;
   observed world;
   world.job = *st.job;
