@@ -48,7 +48,7 @@ struct engine_options {
   // With the embedded server, HiveD's GET /v1/inspect/... paths are served on its port.
   std::string scheduler_config;
   std::string scheduler_name = "kozmo";
-  // The training-job controller (PyTorchJob, TFJob, MPIJob, Caffe2Job: actors/training). With
+  // The training-job controller (every kind of actors/training/job_model.cpp). With
   // the embedded server, the CRDs of deploy/crds (embedded at build time) are installed first.
   bool training = false;
   // The task controller (TaskExecution, ResourcePool: actors/tasks) with the task platform's

@@ -135,7 +135,7 @@ int run_local(const local_options& opts) {
   eo.binder = true;
   eo.scheduler_config = cluster->hived_config;
   eo.demo = opts.demo;
-  eo.training = true; // PyTorchJob, TFJob, MPIJob, Caffe2Job; their CRDs are installed at start
+  eo.training = true; // every training job kind; their CRDs are installed at start
   eo.tasks = true;    // TaskExecution, ResourcePool
   eo.task_platform = std::move(config->tasks);
   engine e(eo);

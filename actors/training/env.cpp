@@ -114,10 +114,71 @@ env_list tensorflow_env(const training_job& job, const replica_spec& spec, int i
   return {{"TF_CONFIG", cluster_config(job, spec, index, opt)}};
 }
 
-env_list mpi_env(const replica_spec& spec) {
+// The launcher's, as the peer sets them (Open MPI and Intel MPI both reach the workers through
+// kubexec.sh); a launcher without GPUs hides the node's GPUs from mpirun.
+env_list mpi_env(const training_job& job, const replica_spec& spec) {
   if (spec.type != "Launcher")
     return {};
-  return {{"OMPI_MCA_orte_default_hostfile", "/etc/mpi/hostfile"}};
+  env_list env{{"OMPI_MCA_plm_rsh_agent", "/etc/mpi/kubexec.sh"},
+               {"OMPI_MCA_orte_default_hostfile", "/etc/mpi/hostfile"}};
+  if (!is_gpu_launcher(job))
+    env.insert(env.end(), {{"NVIDIA_VISIBLE_DEVICES", ""}, {"NVIDIA_DRIVER_CAPABILITIES", ""}});
+  env.insert(env.end(), {{"I_MPI_HYDRA_BOOTSTRAP", "rsh"}, {"I_MPI_HYDRA_BOOTSTRAP_EXEC", "/etc/mpi/kubexec.sh"}});
+  return env;
+}
+
+// XGBoost's rabit tracker: the master at <job>-master-0, ranks master first, and the workers'
+// addresses when there are any.
+env_list xgboost_env(const training_job& job, const replica_spec& spec, int index) {
+  const std::string& name = job.metadata.name;
+  const replica_spec* master = job.find("Master");
+  const int world = job.total_replicas();
+  const int rank = spec.type == "Master" ? index : index + (master != nullptr ? master->replicas : 0);
+  env_list env{{"MASTER_PORT", std::to_string(master != nullptr ? replica_port(job, *master) : job.traits->default_port)},
+               {"MASTER_ADDR", replica_object_name(name, "Master", 0)},
+               {"WORLD_SIZE", std::to_string(world)},
+               {"RANK", std::to_string(rank)},
+               {"PYTHONUNBUFFERED", "1"}};
+  if (world > 1) {
+    const replica_spec* workers = job.find("Worker");
+    env.emplace_back("WORKER_PORT", std::to_string(workers != nullptr ? replica_port(job, *workers)
+                                                                      : job.traits->default_port));
+    std::string addrs;
+    for (int i = 0; i < world - 1; ++i)
+      addrs += (i == 0 ? "" : ",") + replica_object_name(name, "Worker", i);
+    env.emplace_back("WORKER_ADDRS", addrs);
+  }
+  return env;
+}
+
+// Paddle's launcher: with a Master (parameter-server mode) master-0 is the rendezvous, else
+// (collective mode) worker-0; that pod announces its own IP (POD_IP_DUMMY, see
+// replica_field_env), every other pod the rendezvous' service name.
+env_list paddle_env(const training_job& job, const replica_spec& spec, int index) {
+  const std::string& name = job.metadata.name;
+  const replica_spec* master = job.find("Master");
+  const replica_spec* rendezvous = master != nullptr ? master : job.find("Worker");
+  const std::string port = std::to_string(rendezvous != nullptr ? replica_port(job, *rendezvous) : job.traits->default_port);
+  const bool is_rendezvous = rendezvous != nullptr && spec.type == rendezvous->type && index == 0;
+  env_list env{{"PYTHONUNBUFFERED", "1"},
+               {"PADDLE_JOB_ID", name},
+               {"PADDLE_NNODES", std::to_string(job.total_replicas())},
+               {"PADDLE_MASTER", (is_rendezvous ? std::string("$(POD_IP_DUMMY)")
+                                                : replica_object_name(name, rendezvous ? rendezvous->type : "Worker", 0)) +
+                                     ":" + port}};
+  if (master != nullptr)
+    env.emplace_back(spec.type == "Master" ? "PADDLE_SERVER_NUM" : "PADDLE_TRAINER_NUM", "1");
+  return env;
+}
+
+// jax.distributed.initialize: worker-0 coordinates.
+env_list jax_env(const training_job& job, const replica_spec& spec, int index) {
+  const replica_spec* workers = job.find("Worker");
+  return {{"PYTHONUNBUFFERED", "1"},
+          {"COORDINATOR_PORT", std::to_string(workers != nullptr ? replica_port(job, *workers) : job.traits->default_port)},
+          {"COORDINATOR_ADDRESS", replica_object_name(job.metadata.name, "Worker", 0)},
+          {"NUM_PROCESSES", std::to_string(job.total_replicas())},
+          {"PROCESS_ID", std::to_string(spec.type == "Worker" ? index : 0)}};
 }
 
 env_list caffe2_env(const training_job& job, const replica_spec& spec, int index, const options& opt) {
@@ -138,10 +199,22 @@ env_list replica_env(const training_job& job, const replica_spec& spec, int inde
   switch (job.traits->kind) {
   case job_kind::pytorch: return pytorch_env(job, spec, index);
   case job_kind::tensorflow: return tensorflow_env(job, spec, index, opt);
-  case job_kind::mpi: return mpi_env(spec);
+  case job_kind::mpi: return mpi_env(job, spec);
+  case job_kind::xgboost: return xgboost_env(job, spec, index);
+  case job_kind::paddle: return paddle_env(job, spec, index);
+  case job_kind::jax: return jax_env(job, spec, index);
   case job_kind::caffe2: return caffe2_env(job, spec, index, opt);
   }
   return {};
+}
+
+env_list replica_field_env(const training_job& job, const replica_spec& spec, int index) {
+  if (job.traits->kind != job_kind::paddle || index != 0)
+    return {};
+  const std::string rendezvous = job.find("Master") != nullptr ? "Master" : "Worker";
+  if (spec.type != rendezvous)
+    return {};
+  return {{"POD_IP_DUMMY", "status.podIP"}};
 }
 
 } // namespace kozmo::training

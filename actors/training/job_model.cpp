@@ -11,16 +11,30 @@ namespace {
 
 const std::vector<kind_traits>& kind_table() {
   static const std::vector<kind_traits> table = {
-      {job_kind::pytorch, "PyTorchJob", "kubeflow.org/v1", "pytorchReplicaSpecs", "pytorch", "pytorchjob-port", 23456,
-       "OnFailure", "pytorchjob-controller", {"Master", "Worker"}},
-      {job_kind::tensorflow, "TFJob", "kubeflow.org/v1", "tfReplicaSpecs", "tensorflow", "tfjob-port", 2222, "Never",
-       "tfjob-controller", {"Chief", "Master", "PS", "Worker", "Evaluator"}},
-      {job_kind::mpi, "MPIJob", "kubeflow.org/v1", "mpiReplicaSpecs", "mpi", "mpi-port", 9999, "Never",
-       "mpijob-controller", {"Launcher", "Worker"}},
-      {job_kind::caffe2, "Caffe2Job", "kubeflow.org/v1alpha1", "replicaSpecs", "caffe2", "caffe2-port", 2222, "ExitCode",
-       "caffe2job-controller", {"Worker"}},
+      {job_kind::pytorch, "PyTorchJob", "kubeflow.org/v1", "pytorchjobs", "pytorchReplicaSpecs", "pytorch",
+       "pytorchjob-port", 23456, "OnFailure", "pytorchjob-controller", {"Master", "Worker"}},
+      {job_kind::tensorflow, "TFJob", "kubeflow.org/v1", "tfjobs", "tfReplicaSpecs", "tensorflow", "tfjob-port", 2222,
+       "Never", "tfjob-controller", {"Chief", "Master", "PS", "Worker", "Evaluator"}},
+      {job_kind::mpi, "MPIJob", "kubeflow.org/v1", "mpijobs", "mpiReplicaSpecs", "mpi", "mpi-port", 9999, "Never",
+       "mpijob-controller", {"Launcher", "Worker"}, false},
+      {job_kind::xgboost, "XGBoostJob", "kubeflow.org/v1", "xgboostjobs", "xgbReplicaSpecs", "xgboost",
+       "xgboostjob-port", 9999, "Never", "xgboostjob-controller", {"Master", "Worker"}},
+      {job_kind::paddle, "PaddleJob", "kubeflow.org/v1", "paddlejobs", "paddleReplicaSpecs", "paddle", "master", 36543,
+       "OnFailure", "paddlejob-controller", {"Master", "Worker"}},
+      {job_kind::jax, "JAXJob", "kubeflow.org/v1", "jaxjobs", "jaxReplicaSpecs", "jax", "jaxjob-port", 6666, "Never",
+       "jaxjob-controller", {"Worker"}},
+      {job_kind::caffe2, "Caffe2Job", "kubeflow.org/v1alpha1", "caffe2jobs", "replicaSpecs", "caffe2", "caffe2-port",
+       2222, "ExitCode", "caffe2job-controller", {"Worker"}},
   };
   return table;
+}
+
+// "PyTorchJob, TFJob, ..." for messages.
+std::string kind_names() {
+  std::string out;
+  for (const auto& k : kind_table())
+    out += (out.empty() ? "" : ", ") + std::string(k.name);
+  return out;
 }
 
 std::string lower(std::string_view s) {
@@ -128,13 +142,21 @@ expected<replica_spec> decode_replica(const kind_traits& k, const std::string& t
                    std::string(k.default_container));
   json::value* main = nullptr;
   std::vector<std::string> names;
-  for (json::value& c : containers->as_array()) {
+  for (std::size_t i = 0; i < containers->as_array().size(); ++i) {
+    json::value& c = containers->as_array()[i];
+    const std::string at = path + ".template.spec.containers[" + std::to_string(i) + "]";
     if (!c.is_object())
       return invalid(path + ".template.spec.containers must hold objects");
     names.push_back(c.get_string("name"));
-    if (names.back() == k.default_container)
+    if (names.back().empty())
+      return invalid(at + ".name is missing: every container needs a name");
+    if (c.get_string("image").empty())
+      return invalid(at + ".image is missing: give the container's image");
+    if (names.back() == k.default_container && main == nullptr)
       main = &c;
   }
+  if (main == nullptr && !k.container_name_required)
+    main = &containers->as_array().front(); // MPIJob: the first container is the main one
   if (main == nullptr) {
     std::string list;
     for (const auto& n : names)
@@ -144,7 +166,9 @@ expected<replica_spec> decode_replica(const kind_traits& k, const std::string& t
                    " finds the training process by that name; rename the main container to \"" +
                    std::string(k.default_container) + "\"");
   }
-  add_default_port(*main, k);
+  r.main_container = main->get_string("name");
+  if (k.container_name_required) // the peer gives MPIJob's container no port
+    add_default_port(*main, k);
   r.gpus_per_pod = gpus_of_template(r.pod_template);
   return r;
 }
@@ -153,10 +177,18 @@ status decode_run_policy(const json::value& spec, run_policy& run, const std::st
   // The peer moved runPolicy under spec.runPolicy; older jobs have its fields on spec itself.
   const json::value* rp = spec.find("runPolicy");
   const json::value& src = rp != nullptr && rp->is_object() ? *rp : spec;
-  const std::string where = rp != nullptr ? path + ".runPolicy" : path;
+  std::string where = rp != nullptr ? path + ".runPolicy" : path;
   auto clean = opt_string(src, "cleanPodPolicy", where + ".cleanPodPolicy");
   if (!clean)
     return clean.err();
+  if (clean->empty() && &src != &spec) {
+    // MPIJob v1 still has the deprecated spec.cleanPodPolicy: honoured when runPolicy has none.
+    clean = opt_string(spec, "cleanPodPolicy", path + ".cleanPodPolicy");
+    if (!clean)
+      return clean.err();
+    if (!clean->empty())
+      where = path;
+  }
   if (clean->empty() || *clean == "None")
     run.clean_pods = clean_pod_policy::none;
   else if (*clean == "Running")
@@ -240,6 +272,28 @@ status decode_kind_fields(const json::value& spec, training_job& job) {
     job.slots_per_worker = static_cast<int>(spec.get_int("slotsPerWorker", 1));
     if (job.slots_per_worker < 1)
       return invalid("spec.slotsPerWorker must be 1 or more");
+    job.main_container = spec.get_string("mainContainer");
+    break;
+  case job_kind::paddle:
+    if (const json::value* e = spec.find("elasticPolicy"); e != nullptr && e->is_object()) {
+      // The peer's defaults: a missing bound takes the other, both missing the workers' count.
+      job.paddle_elastic.emplace();
+      decode_elastic(*e, *job.paddle_elastic);
+      auto& p = *job.paddle_elastic;
+      const replica_spec* workers = job.find("Worker");
+      if (!p.min_replicas && !p.max_replicas && workers != nullptr)
+        p.min_replicas = p.max_replicas = workers->replicas;
+      if (!p.min_replicas)
+        p.min_replicas = p.max_replicas;
+      if (!p.max_replicas)
+        p.max_replicas = p.min_replicas;
+      if (p.min_replicas && p.max_replicas && *p.min_replicas > *p.max_replicas)
+        return invalid("spec.elasticPolicy.minReplicas (" + std::to_string(*p.min_replicas) +
+                       ") is above maxReplicas (" + std::to_string(*p.max_replicas) + ")");
+    }
+    break;
+  case job_kind::xgboost:
+  case job_kind::jax:
     break;
   case job_kind::caffe2:
     if (const json::value* b = spec.find("backendSpecs"); b != nullptr && b->is_object()) {
@@ -264,6 +318,8 @@ status decode_kind_fields(const json::value& spec, training_job& job) {
 }
 
 } // namespace
+
+const std::vector<kind_traits>& all_kinds() { return kind_table(); }
 
 const kind_traits* traits_for(std::string_view kind) {
   for (const auto& k : kind_table())
@@ -324,7 +380,7 @@ expected<training_job> decode_job(const k8s::custom_object& object) {
   training_job job;
   job.traits = traits_for(object.kind);
   if (job.traits == nullptr)
-    return invalid("kind " + object.kind + " is not a training job kind (PyTorchJob, TFJob, MPIJob, Caffe2Job)");
+    return invalid("kind " + object.kind + " is not a training job kind (" + kind_names() + ")");
   job.metadata = object.metadata;
   const json::value* spec = object.document.find("spec");
   if (spec == nullptr || !spec->is_object())
@@ -389,6 +445,14 @@ expected<training_job> decode_job(const k8s::custom_object& object) {
     if (master != nullptr && master->replicas != 1)
       return invalid("spec.pytorchReplicaSpecs.Master.replicas is " + std::to_string(master->replicas) +
                      ": a PyTorchJob has exactly one Master");
+  }
+  if (k.kind == job_kind::xgboost) {
+    const replica_spec* master = job.find("Master");
+    if (master == nullptr)
+      return invalid("spec.xgbReplicaSpecs.Master is missing: an XGBoostJob needs its Master (replicas: 1)");
+    if (master->replicas != 1)
+      return invalid("spec.xgbReplicaSpecs.Master.replicas is " + std::to_string(master->replicas) +
+                     ": an XGBoostJob has exactly one Master");
   }
   if (k.kind == job_kind::mpi) {
     const replica_spec* launcher = job.find("Launcher");

@@ -1,6 +1,7 @@
-// A training job (PyTorchJob, TFJob, MPIJob, Caffe2Job) as the reconcile core reads it.
+// A training job (PyTorchJob, TFJob, MPIJob, XGBoostJob, PaddleJob, JAXJob, Caffe2Job) as the
+// reconcile core reads it.
 //
-// The four kinds share one model: a list of replica specs (each with its pod template kept as
+// The kinds share one model: a list of replica specs (each with its pod template kept as
 // JSON so that every field the user wrote reaches the pod), a run policy, and the few
 // kind-specific fields. `decode_job` reads the custom object, applies the peer's defaults
 // (replicas 1, the kind's restart policy, the default port on the default container) and
@@ -19,13 +20,14 @@
 
 namespace kozmo::training {
 
-enum class job_kind { pytorch, tensorflow, mpi, caffe2 };
+enum class job_kind { pytorch, tensorflow, mpi, xgboost, paddle, jax, caffe2 };
 
 // What differs between kinds, as a table (see kind_table in job_model.cpp).
 struct kind_traits {
   job_kind kind;
   std::string_view name;             // "PyTorchJob"
   std::string_view api_version;      // "kubeflow.org/v1"
+  std::string_view plural;           // "pytorchjobs"
   std::string_view replica_specs_key; // "pytorchReplicaSpecs"; Caffe2: "replicaSpecs" (one spec)
   std::string_view default_container; // "pytorch"
   std::string_view default_port_name; // "pytorchjob-port"
@@ -33,7 +35,13 @@ struct kind_traits {
   std::string_view default_restart;   // "OnFailure"
   std::string_view operator_name;     // value of training.kubeflow.org/operator-name
   std::vector<std::string_view> replica_types; // canonical spelling, in creation order
+  // The peer's validation asks every replica for a container named default_container (all
+  // kinds but MPIJob, whose main container is simply the first).
+  bool container_name_required = true;
 };
+
+// Every kind this core runs, in the order the supervisor watches them.
+const std::vector<kind_traits>& all_kinds();
 
 // The traits of a kind name ("PyTorchJob"), or nullptr for a kind this core does not run.
 const kind_traits* traits_for(std::string_view kind);
@@ -51,6 +59,9 @@ struct replica_spec {
   // default port. Fields this core does not know are kept as they were written.
   json::value pod_template;
   int gpus_per_pod = 0; // nvidia.com/gpu limits summed over the containers
+  // The container that runs the training process: the one named after the kind, else (MPIJob)
+  // the first. Its exit code decides restarts; MPIJob's environment and mounts go to it.
+  std::string main_container;
 };
 
 struct scheduling_policy {
@@ -97,6 +108,9 @@ struct training_job {
   std::string success_policy;
   // MPIJob
   int slots_per_worker = 1;
+  std::string main_container; // spec.mainContainer: kubexec.sh's `kubectl exec --container`
+  // PaddleJob (the peer only defaults it: min and max replicas, max restarts)
+  std::optional<elastic_policy> paddle_elastic;
   // Caffe2Job
   std::string backend_type; // "redis", "nfs", "none" or empty
   std::string redis_host;

@@ -25,29 +25,60 @@ std::map<std::string, std::string> replica_labels(const training_job& job, std::
 }
 
 
-void mount_mpi_hostfile(const training_job& job, json::value& spec) {
-  json::value& volumes = spec["volumes"];
+json::value* container_named(json::value& pod_spec, const std::string& name) {
+  for (json::value& c : pod_spec["containers"].as_array())
+    if (c.get_string("name") == name)
+      return &c;
+  return nullptr;
+}
+
+// The MPIJob's ConfigMap at /etc/mpi in the replica's main container, as the peer mounts it: the
+// launcher gets the hostfile and both scripts, a worker only kubexec.sh.
+void mount_mpi_config(const training_job& job, const replica_spec& spec, json::value& pod_spec) {
+  const bool launcher = spec.type == "Launcher";
+  json::value& volumes = pod_spec["volumes"];
   if (!volumes.is_array())
     volumes = json::array{};
-  json::value vol = json::object{};
-  vol["name"] = mpi_volume;
-  json::value cm = json::object{};
-  cm["name"] = mpi_config_map_name(job);
-  json::value item = json::object{};
-  item["key"] = "hostfile";
-  item["path"] = "hostfile";
-  cm["items"] = json::array{item};
+  json::array items;
+  auto item = [&](const char* key, int mode) { items.push_back(json::object{{"key", key}, {"path", key}, {"mode", mode}}); };
+  item("kubexec.sh", 0555);
+  if (launcher) {
+    item("hostfile", 0444);
+    item("discover_hosts.sh", 0555);
+  }
+  json::value cm = json::object{{"name", mpi_config_map_name(job)}};
+  cm["items"] = std::move(items);
+  json::value vol = json::object{{"name", mpi_volume}};
   vol["configMap"] = std::move(cm);
   volumes.as_array().push_back(std::move(vol));
-  for (json::value& c : spec["containers"].as_array()) {
-    json::value& mounts = c["volumeMounts"];
-    if (!mounts.is_array())
-      mounts = json::array{};
-    json::value m = json::object{};
-    m["name"] = mpi_volume;
-    m["mountPath"] = "/etc/mpi";
-    mounts.as_array().push_back(std::move(m));
+  json::value* main = container_named(pod_spec, spec.main_container);
+  if (main == nullptr)
+    return;
+  json::value& mounts = (*main)["volumeMounts"];
+  if (!mounts.is_array())
+    mounts = json::array{};
+  mounts.as_array().push_back(json::object{{"name", mpi_volume}, {"mountPath", "/etc/mpi"}});
+  // A worker only hosts the processes mpirun starts through kubexec.sh: without a command of
+  // its own it sleeps, as the peer's workers do.
+  if (!launcher && (main->find("command") == nullptr || !(*main)["command"].is_array() ||
+                    (*main)["command"].as_array().empty())) {
+    (*main)["command"] = json::array{"sleep"};
+    (*main)["args"] = json::array{"365d"};
   }
+}
+
+// An env var from the pod's own fields (the downward API), placed before the others so that
+// later values can refer to it as $(NAME).
+void add_field_env_first(json::value& container, const std::string& name, const std::string& field_path) {
+  json::value& list = container["env"];
+  if (!list.is_array())
+    list = json::array{};
+  auto& items = list.as_array();
+  for (const json::value& e : items)
+    if (e.get_string("name") == name)
+      return;
+  json::value from = json::object{{"fieldRef", json::object{{"fieldPath", field_path}}}};
+  items.insert(items.begin(), json::object{{"name", name}, {"valueFrom", std::move(from)}});
 }
 
 } // namespace
@@ -84,6 +115,9 @@ bool is_master_role(const training_job& job, std::string_view type, int index) {
       return type == "Chief" || type == "Master";
     return type == "Worker" && index == 0;
   case job_kind::mpi: return type == "Launcher";
+  case job_kind::xgboost:
+  case job_kind::paddle: return type == "Master";
+  case job_kind::jax: return index == 0;
   case job_kind::caffe2:
     return job.chief ? (type == job.chief->first && index == job.chief->second) : index == 0;
   }
@@ -167,10 +201,17 @@ json::value build_pod(const training_job& job, const replica_spec& spec, int ind
   pspec["restartPolicy"] =
       std::string(spec.restart == restart_policy::exit_code ? "Never" : to_string(spec.restart));
   auto env = replica_env(job, spec, index, opt);
-  for (json::value& c : pspec["containers"].as_array())
+  const auto field_env = replica_field_env(job, spec, index);
+  for (json::value& c : pspec["containers"].as_array()) {
+    // MPIJob: the main container only (the peer's containers[0]); other kinds: every container.
+    if (job.traits->kind == job_kind::mpi && c.get_string("name") != spec.main_container)
+      continue;
     k8s::add_env_if_absent(c, env);
-  if (job.traits->kind == job_kind::mpi && spec.type == "Launcher")
-    mount_mpi_hostfile(job, pspec);
+    for (const auto& [name, path] : field_env)
+      add_field_env_first(c, name, path);
+  }
+  if (job.traits->kind == job_kind::mpi)
+    mount_mpi_config(job, spec, pspec);
 
   if (gang.enabled && spec.gpus_per_pod > 0) {
     json::value& ann = meta["annotations"];
@@ -234,16 +275,44 @@ json::value build_service(const training_job& job, const replica_spec& spec, int
 
 std::string mpi_config_map_name(const training_job& job) { return job.metadata.name + "-config"; }
 
-std::map<std::string, std::string> mpi_config_data(const training_job& job) {
-  std::string hostfile;
-  if (const replica_spec* workers = job.find("Worker"))
-    for (int i = 0; i < workers->replicas; ++i)
-      hostfile += replica_object_name(job.metadata.name, "Worker", i) + " slots=" +
-                  std::to_string(job.slots_per_worker) + "\n";
-  return {{"hostfile", hostfile}};
+bool is_gpu_launcher(const training_job& job) {
+  const replica_spec* launcher = job.find("Launcher");
+  if (launcher == nullptr)
+    return false;
+  const json::value* containers = launcher->pod_template.at_path({"spec", "containers"});
+  if (containers == nullptr || !containers->is_array())
+    return false;
+  for (const json::value& c : containers->as_array())
+    if (const json::value* limits = c.at_path({"resources", "limits"}); limits != nullptr && limits->is_object())
+      for (const auto& [name, _] : limits->as_object())
+        if (name.find("gpu") != std::string::npos)
+          return true;
+  return false;
 }
 
-json::value build_mpi_config_map(const training_job& job) {
+std::map<std::string, std::string> mpi_config_data(const training_job& job,
+                                                   const std::vector<std::string>& running_workers) {
+  const std::string slots = std::to_string(job.slots_per_worker);
+  const bool gpu_launcher = is_gpu_launcher(job);
+  const std::string launcher = replica_object_name(job.metadata.name, "Launcher", 0);
+  std::string hostfile = gpu_launcher ? launcher + " slots=" + slots + "\n" : std::string();
+  if (const replica_spec* workers = job.find("Worker"))
+    for (int i = 0; i < workers->replicas; ++i)
+      hostfile += replica_object_name(job.metadata.name, "Worker", i) + " slots=" + slots + "\n";
+  std::string kubexec = "#!/bin/sh\nset -x\nPOD_NAME=$1\nshift\n/opt/kube/kubectl exec ${POD_NAME}";
+  if (!job.main_container.empty())
+    kubexec += " --container " + job.main_container;
+  kubexec += " -- /bin/sh -c \"$*\"";
+  // Horovod elastic's host discovery: the workers running now, "host:slots".
+  std::string discover = "#!/bin/sh";
+  if (gpu_launcher)
+    discover += "\necho " + launcher + ":" + slots + "\n";
+  for (const auto& w : running_workers)
+    discover += "\necho " + w + ":" + slots;
+  return {{"hostfile", hostfile}, {"kubexec.sh", kubexec}, {"discover_hosts.sh", discover}};
+}
+
+json::value build_mpi_config_map(const training_job& job, const std::vector<std::string>& running_workers) {
   json::value cm = json::object{};
   cm["apiVersion"] = "v1";
   cm["kind"] = "ConfigMap";
@@ -254,7 +323,7 @@ json::value build_mpi_config_map(const training_job& job) {
   meta["ownerReferences"] = json::array{controller_ref(job)};
   cm["metadata"] = std::move(meta);
   json::value data = json::object{};
-  for (const auto& [k, v] : mpi_config_data(job))
+  for (const auto& [k, v] : mpi_config_data(job, running_workers))
     data[k] = v;
   cm["data"] = std::move(data);
   return cm;

@@ -60,13 +60,23 @@ int priority_of(const std::string& priority_class, const std::map<std::string, i
 std::vector<std::pair<std::string, std::string>> replica_env(const training_job& job, const replica_spec& spec,
                                                              int index, const options& opt);
 
+// Environment taken from the pod's own fields (name, fieldPath): PaddleJob's rank-0 pod
+// announces its IP as POD_IP_DUMMY.
+std::vector<std::pair<std::string, std::string>> replica_field_env(const training_job& job, const replica_spec& spec,
+                                                                   int index);
+
 json::value build_pod(const training_job& job, const replica_spec& spec, int index, const gang_plan& gang,
                       const options& opt);
 json::value build_service(const training_job& job, const replica_spec& spec, int index);
 
 // MPIJob: "<job>-config" with the hostfile (one line per worker: "<pod> slots=N").
 std::string mpi_config_map_name(const training_job& job);
-std::map<std::string, std::string> mpi_config_data(const training_job& job);
-json::value build_mpi_config_map(const training_job& job);
+// The ConfigMap "<job>-config": `hostfile` (a GPU launcher first, then every worker, "<pod>
+// slots=N"), `kubexec.sh` (how mpirun reaches a worker: kubectl exec, into spec.mainContainer
+// when set) and `discover_hosts.sh` (the running workers, for Horovod elastic).
+bool is_gpu_launcher(const training_job& job);
+std::map<std::string, std::string> mpi_config_data(const training_job& job,
+                                                   const std::vector<std::string>& running_workers = {});
+json::value build_mpi_config_map(const training_job& job, const std::vector<std::string>& running_workers = {});
 
 } // namespace kozmo::training

@@ -152,7 +152,7 @@ void pass::observe_replicas() {
       view_.succeeded_pods.insert(key);
     } else if (phase == "Failed") {
       ++c.failed;
-      int code = main_exit_code(*p, job_.traits->default_container);
+      int code = main_exit_code(*p, spec->main_container);
       if (restarts_after_failure(spec->restart, code))
         restarts_.push_back({p, spec->type, code});
       else
@@ -422,9 +422,14 @@ void pass::converge_services() {
 void pass::converge_mpi_config() {
   if (job_.traits->kind != job_kind::mpi)
     return;
-  auto data = mpi_config_data(job_);
+  std::vector<std::string> running; // by name, as canonical_ is ordered by index
+  for (const auto& [key, p] : canonical_)
+    if (key.first == "Worker" && p->status.phase == "Running")
+      running.push_back(p->metadata.name);
+  std::sort(running.begin(), running.end());
+  auto data = mpi_config_data(job_, running);
   if (!world_.mpi_config) {
-    out_.actions.push_back(create_object{"configmaps", build_mpi_config_map(job_)});
+    out_.actions.push_back(create_object{"configmaps", build_mpi_config_map(job_, running)});
     event("Normal", "SuccessfulCreateConfigMap", "Created config map: " + mpi_config_map_name(job_));
     return;
   }

@@ -38,6 +38,12 @@ bool job_succeeded(const training_job& job, const replica_view& v) {
       return true;
     return job.success_policy != "AllWorkers" && v.succeeded_pods.count({"Worker", 0}) > 0;
   case job_kind::mpi: return all_succeeded(job, v, "Launcher");
+  case job_kind::xgboost: return all_succeeded(job, v, "Master");
+  case job_kind::paddle:
+    if (job.find("Master") != nullptr)
+      return all_succeeded(job, v, "Master");
+    return all_succeeded(job, v, "Worker");
+  case job_kind::jax: return all_succeeded(job, v, "Worker");
   case job_kind::caffe2:
     if (job.chief)
       return v.succeeded_pods.count(*job.chief) > 0;

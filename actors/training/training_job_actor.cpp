@@ -17,15 +17,12 @@
 namespace kozmo::training {
 
 job_resource resource_of_kind(const std::string& kind) {
-  if (kind == "PyTorchJob")
-    return {"kubeflow.org", "v1", "pytorchjobs"};
-  if (kind == "TFJob")
-    return {"kubeflow.org", "v1", "tfjobs"};
-  if (kind == "MPIJob")
-    return {"kubeflow.org", "v1", "mpijobs"};
-  if (kind == "Caffe2Job")
-    return {"kubeflow.org", "v1alpha1", "caffe2jobs"};
-  return {};
+  const kind_traits* k = traits_for(kind);
+  if (k == nullptr)
+    return {};
+  auto api = std::string(k->api_version);
+  auto slash = api.find('/');
+  return {api.substr(0, slash), api.substr(slash + 1), std::string(k->plural)};
 }
 
 std::shared_ptr<const std::map<std::string, std::string>> config_data(const json::value& config_map) {

@@ -12,9 +12,9 @@ caf::actor spawn_training_supervisor(caf::actor_system& sys, caf::actor pods_wat
   sc.cli = cfg.job.cli;
   sc.ns = cfg.ns;
   // Job kinds, as the CRDs in deploy/crds serve them.
-  for (const char* kind : {"PyTorchJob", "TFJob", "MPIJob", "Caffe2Job"}) {
-    auto r = resource_of_kind(kind);
-    sc.primaries.push_back({{r.group, r.version, r.resource, "", "", ""}, kind, r.group + "/" + r.version});
+  for (const auto& k : all_kinds()) {
+    auto r = resource_of_kind(std::string(k.name));
+    sc.primaries.push_back({{r.group, r.version, r.resource, "", "", ""}, std::string(k.name), r.group + "/" + r.version});
   }
   sc.pods_watch = std::move(pods_watch);
   sc.services = true;

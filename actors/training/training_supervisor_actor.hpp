@@ -1,7 +1,8 @@
 // The training supervisor: the controller kit's supervisor (controller/supervisor_actor.hpp)
-// configured for the four job kinds, running one training_job actor per job.
+// configured for every training job kind, running one training_job actor per job.
 //
-//   jobs watches (pytorchjobs, tfjobs, mpijobs: kubeflow.org/v1; caffe2jobs: v1alpha1)
+//   jobs watches (one per kind of job_model.cpp's table: pytorchjobs, tfjobs, mpijobs, xgboostjobs,
+//   paddlejobs, jaxjobs: kubeflow.org/v1; caffe2jobs: v1alpha1)
 //        ──object_event<custom_object>──▶ supervisor ──spawns / stops (by uid)──▶ training_job
 //   pods watch (shared), services watch, configmaps watch (label training.kubeflow.org/job-name)
 //        ──object_event──▶ supervisor ──routes by controller uid and by job-name label──▶ training_job

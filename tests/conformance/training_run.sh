@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Conformance: the training controller (`kozmo kubelet --training`) against a real Kubernetes
 # v1.20.2 control plane (kube-apiserver + etcd + kube-scheduler + kube-controller-manager from
-# ../shared/tools/real-k8s): the CRDs from deploy/crds, a PyTorchJob that succeeds, one that
-# fails at its backoffLimit, and a deleted job whose pods and services the real garbage
-# collector removes.
+# ../shared/tools/real-k8s): the CRDs from deploy/crds, a PyTorchJob and a JAXJob that succeed,
+# an MPIJob written as v1 users write it, a PyTorchJob that fails at its backoffLimit, and a
+# deleted job whose pods and services the real garbage collector removes.
 #
 # Usage: training_run.sh REPO KOZMO
 # Env: KOZMO_CONFORMANCE_KEEP=1  keep the run directory (logs, PKI) for a look afterwards
@@ -24,6 +24,7 @@ ok "kube-apiserver v1.20.2 is up"
 
 conditions() { k get "$1" "$2" -n "$NS" -o 'jsonpath={range .status.conditions[*]}{.type}={.status} {end}'; }
 count_of() { k get "$1" -n "$NS" -l "training.kubeflow.org/job-name=$2" -o name | grep -c .; }
+count_workers() { k get pods -n "$NS" -l "training.kubeflow.org/job-name=$1,training.kubeflow.org/replica-type=worker" -o name | grep -c .; }
 
 expect "the training CRDs apply" 'pytorchjobs.kubeflow.org (created|configured)' k apply -f "$REPO/deploy/crds/"
 within 30 "the PyTorchJob CRD is established" 'True' \
@@ -87,6 +88,72 @@ within 30 "the job is Running" 'Running=True' conditions pytorchjob ok-job
 within 60 "the job reaches Succeeded" 'Succeeded=True' conditions pytorchjob ok-job
 expect "its replica statuses count the succeeded master" '^1$' \
   k get pytorchjob ok-job -n "$NS" -o 'jsonpath={.status.replicaStatuses.Master.succeeded}'
+
+# A kind beyond PyTorch: a JAXJob of two workers (worker-0 coordinates; all must succeed).
+expect "create a JAXJob (2 workers)" 'created' k create -f - <<EOF
+apiVersion: kubeflow.org/v1
+kind: JAXJob
+metadata:
+  name: jax-job
+  namespace: $NS
+spec:
+  jaxReplicaSpecs:
+    Worker:
+      replicas: 2
+      template:
+        metadata:
+          annotations:
+            kozmo.io/sim-duration: "3s"
+            kozmo.io/sim-pull-duration: "200ms"
+        spec:
+          containers:
+          - name: jax
+            image: docker.io/kubeflow/jaxjob-simple:latest
+EOF
+within 30 "its 2 pods are created" '^2$' count_of pods jax-job
+within 30 "its 2 headless services are created" '^2$' count_of services jax-job
+expect "worker-1 is process 1 of 2, coordinated by worker-0 on port 6666" '^1 2 jax-job-worker-0 6666$' \
+  k get pod jax-job-worker-1 -n "$NS" -o 'jsonpath={.spec.containers[0].env[?(@.name=="PROCESS_ID")].value} {.spec.containers[0].env[?(@.name=="NUM_PROCESSES")].value} {.spec.containers[0].env[?(@.name=="COORDINATOR_ADDRESS")].value} {.spec.containers[0].env[?(@.name=="COORDINATOR_PORT")].value}'
+within 60 "the JAXJob reaches Succeeded" 'Succeeded=True' conditions jaxjob jax-job
+expect "its replica statuses count both workers succeeded" '^2$' \
+  k get jaxjob jax-job -n "$NS" -o 'jsonpath={.status.replicaStatuses.Worker.succeeded}'
+
+# An MPIJob as v1 users write it: containers not named "mpi", the deprecated top-level
+# cleanPodPolicy (kept by the real API server's pruning because the CRD declares it).
+expect "create an MPIJob with the top-level cleanPodPolicy: Running" 'created' k create -f - <<EOF
+apiVersion: kubeflow.org/v1
+kind: MPIJob
+metadata:
+  name: mpi-v1
+  namespace: $NS
+spec:
+  cleanPodPolicy: Running
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      template:
+        metadata:
+          annotations:
+            kozmo.io/sim-duration: "3s"
+        spec:
+          containers:
+          - name: mpi-launcher
+            image: docker.io/kubeflow/mpi-horovod-mnist
+    Worker:
+      replicas: 2
+      template:
+        metadata:
+          annotations:
+            kozmo.io/sim-duration: "forever"
+        spec:
+          containers:
+          - name: mpi-worker
+            image: docker.io/kubeflow/mpi-horovod-mnist
+EOF
+expect "the API server kept the top-level cleanPodPolicy" '^Running$' \
+  k get mpijob mpi-v1 -n "$NS" -o 'jsonpath={.spec.cleanPodPolicy}'
+within 60 "the MPIJob reaches Succeeded when its launcher does" 'Succeeded=True' conditions mpijob mpi-v1
+within 60 "its sleeping workers are deleted per cleanPodPolicy Running" '^0$' count_workers mpi-v1
 
 MASTER_DURATION=forever
 expect "create a job whose workers are killed (exit 137) every time" 'created' \

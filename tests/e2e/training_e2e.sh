@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# End-to-end: training jobs (PyTorchJob, TFJob, MPIJob, Caffe2Job) through kubectl against
+# End-to-end: training jobs (PyTorchJob, TFJob, MPIJob, XGBoostJob, PaddleJob, JAXJob, Caffe2Job)
+# through kubectl against
 # `kozmo local` (embedded API server with the CRDs installed at start, simulated GPU nodes, the
 # GPU scheduler and the training controller).
 # Usage: training_e2e.sh PATH/TO/kozmo [REPO]
@@ -15,7 +16,7 @@ note() { echo "note - $1"; }
 e2e_start_local "$WORK/kubeconfig" "$WORK/kozmo.log" --nodes 4 --gpus-per-node 8
 
 within 15 "the server answers kubectl" 'Server Version' k version
-within 15 "the training CRDs are installed at start" 'caffe2jobs.kubeflow.org.*mpijobs.kubeflow.org.*pytorchjobs.kubeflow.org.*tfjobs.kubeflow.org' \
+within 15 "the training CRDs are installed at start" 'caffe2jobs.kubeflow.org.*jaxjobs.kubeflow.org.*mpijobs.kubeflow.org.*paddlejobs.kubeflow.org.*pytorchjobs.kubeflow.org.*tfjobs.kubeflow.org.*xgboostjobs.kubeflow.org' \
   sh -c "kubectl --cache-dir $WORK/cache get crd -o name | sort | tr '\n' ' '"
 within 15 "the simulated nodes are Ready" 'node-3 +Ready' k get nodes
 
@@ -43,7 +44,7 @@ succeeds() {
   bad "$name reaches Succeeded${why:+ $why}" "last conditions: $out" "$(k get pods -l training.kubeflow.org/job-name=$name 2>&1)"
 }
 
-for f in pytorch-simple pytorch-4gpu tfjob-ps-worker pytorch-elastic mpijob caffe2job; do
+for f in pytorch-simple pytorch-4gpu tfjob-ps-worker pytorch-elastic mpijob caffe2job mpijob-v1 xgboostjob paddlejob jaxjob; do
   expect "kubectl apply -f examples/$f.yaml" 'created' k apply -f "$EX/$f.yaml"
 done
 
@@ -75,6 +76,28 @@ within 30 "the MPIJob gets its hostfile ConfigMap" 'slots=' \
   k get configmap mpijob-tensorflow-benchmarks-config -o 'jsonpath={.data.hostfile}'
 succeeds mpijob mpijob-tensorflow-benchmarks "when its launcher does"
 succeeds pytorchjob pytorch-elastic ""
+
+# ---- MPIJob v1 as users write it; XGBoost, Paddle and JAX ----
+within 30 "an MPIJob with containers named mpi-launcher gives its launcher mpirun's variables" '/etc/mpi/kubexec.sh' \
+  k get pod tensorflow-mnist-elastic-launcher-0 -o 'jsonpath={.spec.containers[0].env[?(@.name=="OMPI_MCA_plm_rsh_agent")].value}'
+expect "its ConfigMap holds the hostfile, kubexec.sh and discover_hosts.sh" 'discover_hosts.sh.*hostfile.*kubexec.sh' \
+  k get configmap tensorflow-mnist-elastic-config -o 'jsonpath={.data}'
+succeeds mpijob tensorflow-mnist-elastic "when its launcher does"
+within 30 "its sleeping workers are deleted (top-level cleanPodPolicy: Running)" '^0$' sh -c \
+  "kubectl --cache-dir $WORK/cache get pods -l training.kubeflow.org/job-name=tensorflow-mnist-elastic,training.kubeflow.org/replica-type=worker -o name | grep -c ."
+expect "xgboost workers get every worker's address and their rank" 'xgboost-dist-iris-worker-0,xgboost-dist-iris-worker-1 2' \
+  k get pod xgboost-dist-iris-worker-1 -o 'jsonpath={.spec.containers[0].env[?(@.name=="WORKER_ADDRS")].value} {.spec.containers[0].env[?(@.name=="RANK")].value}'
+succeeds xgboostjob xgboost-dist-iris "when its master does"
+expect "paddle's worker-1 meets worker-0 at its service" 'paddle-simple-cpu-worker-0:37777' \
+  k get pod paddle-simple-cpu-worker-1 -o 'jsonpath={.spec.containers[0].env[?(@.name=="PADDLE_MASTER")].value}'
+succeeds paddlejob paddle-simple-cpu "when every worker has"
+expect "jax's worker-1 is process 1 of 2, coordinated by worker-0" '1 2 jaxjob-simple-worker-0' \
+  k get pod jaxjob-simple-worker-1 -o 'jsonpath={.spec.containers[0].env[?(@.name=="PROCESS_ID")].value} {.spec.containers[0].env[?(@.name=="NUM_PROCESSES")].value} {.spec.containers[0].env[?(@.name=="COORDINATOR_ADDRESS")].value}'
+succeeds jaxjob jaxjob-simple "when every worker has"
+expect "kubectl get xgboostjobs shows the State column" 'xgboost-dist-iris +Succeeded' k get xgboostjobs
+for kind in xgboostjob paddlejob jaxjob mpijob; do
+  expect "kubectl explain $kind.spec" 'FIELDS' k explain "$kind.spec"
+done
 succeeds caffe2job caffe2-resnet50 ""
 if [ "$(k get tfjob tfjob-ps-worker -o 'jsonpath={.status.conditions[?(@.type=="Succeeded")].status}')" = True ]; then
   within 30 "tfjob-ps-worker's pods are deleted (cleanPodPolicy All)" '^0$' count_of pods tfjob-ps-worker

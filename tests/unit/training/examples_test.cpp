@@ -63,7 +63,9 @@ TEST_CASE("every example job creates its pods, which the scheduler and the simul
   };
   for (const expect& e : {expect{"pytorch-simple.yaml", 2, false}, expect{"pytorch-4gpu.yaml", 4, true},
                           expect{"pytorch-elastic.yaml", 2, false}, expect{"tfjob-ps-worker.yaml", 3, true},
-                          expect{"mpijob.yaml", 3, true}, expect{"caffe2job.yaml", 2, true}}) {
+                          expect{"mpijob.yaml", 3, true}, expect{"caffe2job.yaml", 2, true},
+                          expect{"mpijob-v1.yaml", 3, false}, expect{"xgboostjob.yaml", 3, false},
+                          expect{"paddlejob.yaml", 2, false}, expect{"jaxjob.yaml", 2, false}}) {
     INFO(e.file);
     cluster c = load_example(e.file);
     c.step();
