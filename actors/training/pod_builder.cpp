@@ -91,6 +91,8 @@ std::string lower_type(std::string_view type) {
 }
 
 std::string replica_object_name(const std::string& job, std::string_view type, int index) {
+  if (type == "Launcher") // MPIJob's one launcher: the peer's v1 names it without an index
+    return job + "-launcher";
   return job + "-" + lower_type(type) + "-" + std::to_string(index);
 }
 

@@ -25,7 +25,7 @@ inline constexpr const char* job_name = "training.kubeflow.org/job-name";
 inline constexpr const char* job_role = "training.kubeflow.org/job-role";
 } // namespace label
 
-// "<job>-<lowercase type>-<index>": the pod and its service.
+// "<job>-<lowercase type>-<index>": the pod and its service; MPIJob's launcher is "<job>-launcher".
 std::string replica_object_name(const std::string& job, std::string_view type, int index);
 std::string lower_type(std::string_view type);
 

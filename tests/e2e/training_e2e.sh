@@ -79,7 +79,7 @@ succeeds pytorchjob pytorch-elastic ""
 
 # ---- MPIJob v1 as users write it; XGBoost, Paddle and JAX ----
 within 30 "an MPIJob with containers named mpi-launcher gives its launcher mpirun's variables" '/etc/mpi/kubexec.sh' \
-  k get pod tensorflow-mnist-elastic-launcher-0 -o 'jsonpath={.spec.containers[0].env[?(@.name=="OMPI_MCA_plm_rsh_agent")].value}'
+  k get pod tensorflow-mnist-elastic-launcher -o 'jsonpath={.spec.containers[0].env[?(@.name=="OMPI_MCA_plm_rsh_agent")].value}'
 expect "its ConfigMap holds the hostfile, kubexec.sh and discover_hosts.sh" 'discover_hosts.sh.*hostfile.*kubexec.sh' \
   k get configmap tensorflow-mnist-elastic-config -o 'jsonpath={.data}'
 succeeds mpijob tensorflow-mnist-elastic "when its launcher does"

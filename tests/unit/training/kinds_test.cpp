@@ -237,7 +237,7 @@ TEST_CASE("an MPIJob's containers may have any name: the first is the main one")
   cluster c(job_doc("MPIJob", "mpiReplicaSpecs",
                     "{\"Launcher\":" + replica("mpi-launcher", 1) + ",\"Worker\":" + replica("mpi-worker", 2) + "}"));
   c.step();
-  const auto& launcher = c.pod("job-launcher-0");
+  const auto& launcher = c.pod("job-launcher");
   CHECK(env_list(launcher, "mpi-launcher") ==
         std::vector<std::string>{"OMPI_MCA_plm_rsh_agent=/etc/mpi/kubexec.sh",
                                  "OMPI_MCA_orte_default_hostfile=/etc/mpi/hostfile", "NVIDIA_VISIBLE_DEVICES=",
@@ -267,8 +267,8 @@ TEST_CASE("a sidecar of an MPI launcher gets none of mpirun's variables") {
       parse_json(R"({"name":"sidecar","image":"busybox"})"));
   cluster c(doc);
   c.step();
-  CHECK(env_list(c.pod("job-launcher-0"), "sidecar").empty());
-  CHECK(env_of(c.pod("job-launcher-0"), "OMPI_MCA_plm_rsh_agent") == "/etc/mpi/kubexec.sh");
+  CHECK(env_list(c.pod("job-launcher"), "sidecar").empty());
+  CHECK(env_of(c.pod("job-launcher"), "OMPI_MCA_plm_rsh_agent") == "/etc/mpi/kubexec.sh");
 }
 
 TEST_CASE("an MPIJob's config map holds the hostfile, kubexec.sh into the main container and host discovery") {
@@ -279,14 +279,14 @@ TEST_CASE("an MPIJob's config map holds the hostfile, kubexec.sh into the main c
   c.step();
   REQUIRE(c.mpi_config.has_value());
   // A launcher with a GPU is a host too, first.
-  CHECK(c.mpi_config->at("hostfile") == "job-launcher-0 slots=2\njob-worker-0 slots=2\njob-worker-1 slots=2\n");
+  CHECK(c.mpi_config->at("hostfile") == "job-launcher slots=2\njob-worker-0 slots=2\njob-worker-1 slots=2\n");
   CHECK_THAT(c.mpi_config->at("kubexec.sh"),
              Catch::EndsWith("/opt/kube/kubectl exec ${POD_NAME} --container trainer -- /bin/sh -c \"$*\""));
-  CHECK(env_of(c.pod("job-launcher-0"), "NVIDIA_VISIBLE_DEVICES") == "<unset>");
-  CHECK(c.mpi_config->at("discover_hosts.sh") == "#!/bin/sh\necho job-launcher-0:2\n");
+  CHECK(env_of(c.pod("job-launcher"), "NVIDIA_VISIBLE_DEVICES") == "<unset>");
+  CHECK(c.mpi_config->at("discover_hosts.sh") == "#!/bin/sh\necho job-launcher:2\n");
   c.set_phase("job-worker-1", "Running");
   c.step();
-  CHECK(c.mpi_config->at("discover_hosts.sh") == "#!/bin/sh\necho job-launcher-0:2\n\necho job-worker-1:2");
+  CHECK(c.mpi_config->at("discover_hosts.sh") == "#!/bin/sh\necho job-launcher:2\n\necho job-worker-1:2");
 }
 
 TEST_CASE("an MPIJob's deprecated top-level cleanPodPolicy is honoured unless runPolicy has one") {
@@ -311,10 +311,10 @@ TEST_CASE("an MPIJob with the top-level cleanPodPolicy Running deletes its sleep
   c.step();
   c.run_all();
   c.step();
-  c.exit_with("job-launcher-0", "mpi-launcher", 0);
+  c.exit_with("job-launcher", "mpi-launcher", 0);
   c.settle();
   CHECK(c.condition("Succeeded"));
-  CHECK(c.pod_names() == std::vector<std::string>{"job-launcher-0"});
+  CHECK(c.pod_names() == std::vector<std::string>{"job-launcher"});
 }
 
 TEST_CASE("an MPIJob's containers still need a name and an image") {

@@ -114,8 +114,8 @@ TEST_CASE("an MPI job gets a hostfile config map mounted in its launcher and no 
   REQUIRE(c.mpi_config.has_value());
   CHECK(c.mpi_config->at("hostfile") == "job-worker-0 slots=4\njob-worker-1 slots=4\n");
   CHECK(c.services.empty());
-  CHECK(env_of(c.pod("job-launcher-0"), "OMPI_MCA_orte_default_hostfile") == "/etc/mpi/hostfile");
-  CHECK(c.pod("job-launcher-0").metadata.labels.at("training.kubeflow.org/job-role") == "master");
+  CHECK(env_of(c.pod("job-launcher"), "OMPI_MCA_orte_default_hostfile") == "/etc/mpi/hostfile");
+  CHECK(c.pod("job-launcher").metadata.labels.at("training.kubeflow.org/job-role") == "master");
 
   SECTION("scaling the workers rewrites the hostfile") {
     c.job.document["spec"]["mpiReplicaSpecs"]["Worker"]["replicas"] = 3;

@@ -191,7 +191,7 @@ TEST_CASE("an MPIJob succeeds with its launcher") {
   cluster c(job_doc("MPIJob", "mpiReplicaSpecs", "{\"Launcher\":" + replica("mpi", 1) + ",\"Worker\":" + replica("mpi", 2) + "}"));
   c.step();
   c.run_all();
-  c.exit_with("job-launcher-0", "mpi", 0);
+  c.exit_with("job-launcher", "mpi", 0);
   c.step();
   CHECK(c.condition("Succeeded"));
   CHECK(c.reason_of("Succeeded") == "MPIJobSucceeded");
