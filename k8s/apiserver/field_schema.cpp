@@ -39,6 +39,15 @@ ServiceAccount: apiVersion kind metadata:ObjectMeta secrets imagePullSecrets aut
 CustomResourceDefinition: apiVersion kind metadata:ObjectMeta spec:CustomResourceDefinitionSpec status
 CustomResourceDefinitionSpec: group names scope versions conversion preserveUnknownFields
 Binding: apiVersion kind metadata:ObjectMeta target:ObjectReference
+PersistentVolumeClaim: apiVersion kind metadata:ObjectMeta spec:PersistentVolumeClaimSpec status
+PersistentVolumeClaimSpec: accessModes selector resources volumeName storageClassName volumeMode dataSource dataSourceRef volumeAttributesClassName
+PersistentVolume: apiVersion kind metadata:ObjectMeta spec:PersistentVolumeSpec status
+PersistentVolumeSpec: capacity accessModes claimRef:ObjectReference persistentVolumeReclaimPolicy storageClassName mountOptions volumeMode nodeAffinity volumeAttributesClassName hostPath nfs local csi iscsi cephfs rbd fc flexVolume azureFile azureDisk cinder flocker glusterfs portworxVolume quobyte scaleIO storageos vsphereVolume photonPersistentDisk gcePersistentDisk awsElasticBlockStore
+ResourceQuota: apiVersion kind metadata:ObjectMeta spec:ResourceQuotaSpec status
+ResourceQuotaSpec: hard scopes scopeSelector
+LimitRange: apiVersion kind metadata:ObjectMeta spec:LimitRangeSpec
+LimitRangeSpec: limits:[]LimitRangeItem
+LimitRangeItem: type max min default defaultRequest maxLimitRequestRatio
 )";
 
 struct field_type {

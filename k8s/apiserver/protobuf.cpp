@@ -110,6 +110,28 @@ bool map_entry(std::string_view data, json::value& target, bool bytes_as_base64)
   return true;
 }
 
+// map<string, resource.Quantity>: the Quantity is a message whose field 1 is its string form.
+bool quantity_map_entry(std::string_view data, json::value& target) {
+  std::string key, value;
+  bool ok = each_field(data, [&](const field& f) {
+    if (f.number == 1)
+      key = std::string(f.bytes);
+    else if (f.number == 2)
+      return each_field(f.bytes, [&](const field& q) {
+        if (q.number == 1)
+          value = std::string(q.bytes);
+        return true;
+      });
+    return true;
+  });
+  if (!ok)
+    return false;
+  if (!target.is_object())
+    target = json::object{};
+  target.as_object().set(key, value);
+  return true;
+}
+
 std::optional<std::int64_t> time_seconds(std::string_view data) {
   std::int64_t seconds = 0;
   if (!each_field(data, [&](const field& f) {
@@ -232,10 +254,28 @@ expected<json::value> decode_kind(const std::string& kind, std::string_view raw)
       default: return true;
       }
     });
+  } else if (kind == "ResourceQuota") {
+    // `kubectl create quota`: spec.hard and spec.scopes.
+    ok = each_field(raw, [&](const field& f) {
+      if (f.number == 1)
+        return meta_field(f);
+      if (f.number != 2)
+        return true;
+      json::value spec = json::object{};
+      bool inner = each_field(f.bytes, [&](const field& s) {
+        if (s.number == 1)
+          return quantity_map_entry(s.bytes, spec["hard"]);
+        if (s.number == 2)
+          return string_list(s.bytes, spec["scopes"]);
+        return true;
+      });
+      obj.set("spec", std::move(spec));
+      return inner;
+    });
   } else {
     return error{"the body of the request was in an unknown format - accepted media types include: "
-                 "application/json, application/yaml (protobuf is accepted for Namespace, ConfigMap, Secret and "
-                 "ServiceAccount only, not " + kind + ")",
+                 "application/json, application/yaml (protobuf is accepted for Namespace, ConfigMap, Secret, "
+                 "ServiceAccount and ResourceQuota only, not " + kind + ")",
                  415, "UnsupportedMediaType"};
   }
   if (!ok)

@@ -102,7 +102,8 @@ bool resource_type::has_spec() const {
   if (!builtin)
     return true;
   return kind == "Pod" || kind == "Node" || kind == "Service" || kind == "Namespace" ||
-         kind == "CustomResourceDefinition" || kind == "Lease";
+         kind == "CustomResourceDefinition" || kind == "Lease" || kind == "PersistentVolumeClaim" ||
+         kind == "PersistentVolume" || kind == "ResourceQuota" || kind == "LimitRange";
 }
 
 bool version_less_preferred(std::string_view a, std::string_view b) {
@@ -130,6 +131,10 @@ resource_registry::resource_registry() {
       builtin("", "podtemplates", "PodTemplate", true, {}),
       builtin("", "endpoints", "Endpoints", true, {"ep"}),
       builtin("", "serviceaccounts", "ServiceAccount", true, {"sa"}),
+      builtin("", "persistentvolumeclaims", "PersistentVolumeClaim", true, {"pvc"}, {}, true),
+      builtin("", "persistentvolumes", "PersistentVolume", false, {"pv"}, {}, true),
+      builtin("", "resourcequotas", "ResourceQuota", true, {"quota"}, {}, true),
+      builtin("", "limitranges", "LimitRange", true, {"limits"}),
       builtin("coordination.k8s.io", "leases", "Lease", true, {}),
       builtin("apiextensions.k8s.io", "customresourcedefinitions", "CustomResourceDefinition", false,
               {"crd", "crds"}, {"api-extensions"}, true),

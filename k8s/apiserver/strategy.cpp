@@ -1,4 +1,5 @@
 #include "k8s/apiserver/strategy.hpp"
+#include "k8s/apiserver/strategy_storage.hpp"
 #include "k8s/apiserver/json_util.hpp"
 
 #include "k8s/apiserver/request_util.hpp"
@@ -362,6 +363,8 @@ std::string pod_qos_class(const json::value& pod) {
 }
 
 void prepare_for_create(const resource_type& rt, json::value& obj) {
+  if (storage_kind(rt))
+    return prepare_storage_for_create(rt, obj);
   if (is(rt, "Pod")) {
     default_pod(obj);
     obj.as_object().set("status", json::object{{"phase", "Pending"}, {"qosClass", pod_qos_class(obj)}});
@@ -477,7 +480,9 @@ void prepare_for_status_update(const resource_type& rt, json::value& next, const
 std::vector<field_error> validate_object(const resource_type& rt, const json::value& obj, const json::value* old) {
   std::vector<field_error> errs;
   validate_metadata(rt, obj, errs);
-  if (is(rt, "Pod")) {
+  if (storage_kind(rt)) {
+    validate_storage(rt, obj, old, errs);
+  } else if (is(rt, "Pod")) {
     validate_pod_spec(obj.find("spec"), "spec", errs);
     if (old)
       validate_pod_update(obj, *old, errs);

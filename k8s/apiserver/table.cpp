@@ -352,6 +352,39 @@ std::string human_duration(std::int64_t seconds) {
   return s(hours / 24 / 365) + "y";
 }
 
+// "RWO,RWX" as kubectl prints access modes.
+std::string access_modes(const json::value& obj, std::initializer_list<std::string_view> path) {
+  std::vector<std::string> out;
+  for (const auto& m : array_at(obj, path)) {
+    std::string mode = m.is_string() ? m.as_string() : std::string();
+    out.push_back(mode == "ReadWriteOnce"      ? "RWO"
+                  : mode == "ReadOnlyMany"     ? "ROX"
+                  : mode == "ReadWriteMany"    ? "RWX"
+                  : mode == "ReadWriteOncePod" ? "RWOP"
+                                               : mode);
+  }
+  return join(out, ",");
+}
+
+// A quota's "name: used/hard" pairs, for the resources named limits.* (`limits`) or the others.
+std::string quota_usage(const json::value& quota, bool limits) {
+  std::vector<std::string> out;
+  const json::value* hard = quota.at_path({"status", "hard"});
+  if (!hard || !hard->is_object())
+    hard = quota.at_path({"spec", "hard"});
+  if (!hard || !hard->is_object())
+    return "";
+  const json::value* used = quota.at_path({"status", "used"});
+  for (const auto& [name, value] : hard->as_object()) {
+    if ((name.rfind("limits.", 0) == 0) != limits)
+      continue;
+    const json::value* u = used ? used->find(name) : nullptr;
+    out.push_back(name + ": " + (u && u->is_string() ? u->as_string() : "0") + "/" +
+                  (value.is_string() ? value.as_string() : json::dump(value)));
+  }
+  return join(out, ", ");
+}
+
 std::vector<table_column> table_columns(const resource_type& rt, std::string_view version) {
   if (!rt.builtin) {
     std::vector<table_column> cols{name_col()};
@@ -415,6 +448,25 @@ std::vector<table_column> table_columns(const resource_type& rt, std::string_vie
     return {name_col(), col("Secrets", "string", 0, "Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use."), age_col()};
   if (k == "Lease")
     return {name_col(), col("Holder", "string", 0, "The holder of the lease."), age_col()};
+  if (k == "PersistentVolume")
+    return {name_col(), col("Capacity", "string", 0, "capacity is the description of the persistent volume's resources and capacity."),
+            col("Access Modes", "string", 0, "accessModes contains all ways the volume can be mounted."),
+            col("Reclaim Policy", "string", 0, "persistentVolumeReclaimPolicy defines what happens to a persistent volume when released from its claim."),
+            col("Status", "string", 0, "phase indicates if a volume is available, bound to a claim, or released by a claim."),
+            col("Claim", "string", 0, "claimRef is part of a bi-directional binding between PersistentVolume and PersistentVolumeClaim."),
+            col("StorageClass", "string", 0, "storageClassName is the name of StorageClass to which this persistent volume belongs."),
+            col("Reason", "string", 0, "reason is a brief CamelCase string that describes any failure."), age_col(),
+            col("VolumeMode", "string", 1, "volumeMode defines if a volume is intended to be used with a formatted filesystem or to remain in raw block state.")};
+  if (k == "PersistentVolumeClaim")
+    return {name_col(), col("Status", "string", 0, "phase represents the current phase of PersistentVolumeClaim."),
+            col("Volume", "string", 0, "volumeName is the binding reference to the PersistentVolume backing this claim."),
+            col("Capacity", "string", 0, "capacity represents the actual resources of the underlying volume."),
+            col("Access Modes", "string", 0, "accessModes contains the actual access modes the volume backing the PVC has."),
+            col("StorageClass", "string", 0, "storageClassName is the name of the StorageClass required by the claim."), age_col(),
+            col("VolumeMode", "string", 1, "volumeMode defines what type of volume is required by the claim.")};
+  if (k == "ResourceQuota")
+    return {name_col(), age_col(), col("Request", "string", 0, "Request represents a minimum amount of cpu/memory that a container may consume."),
+            col("Limit", "string", 0, "Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node.")};
   if (k == "PodTemplate")
     return {name_col("Template"), col("Containers", "string", 0, "Names of each container in the template."),
             col("Images", "string", 0, "Images referenced by each container in the template."),
@@ -463,6 +515,20 @@ json::array table_cells(const resource_type& rt, std::string_view version, const
     return json::array{name, static_cast<long long>(array_at(obj, {"secrets"}).size()), age};
   if (k == "Lease")
     return json::array{name, or_none(str_at(obj, {"spec", "holderIdentity"})), age};
+  if (k == "PersistentVolume") {
+    const json::value* claim = obj.at_path({"spec", "claimRef"});
+    std::string claimed = claim && claim->is_object() ? claim->get_string("namespace") + "/" + claim->get_string("name") : "";
+    return json::array{name, str_at(obj, {"spec", "capacity", "storage"}), access_modes(obj, {"spec", "accessModes"}),
+                       str_at(obj, {"spec", "persistentVolumeReclaimPolicy"}), str_at(obj, {"status", "phase"}), claimed,
+                       str_at(obj, {"spec", "storageClassName"}), str_at(obj, {"status", "reason"}), age,
+                       str_at(obj, {"spec", "volumeMode"})};
+  }
+  if (k == "PersistentVolumeClaim")
+    return json::array{name, str_at(obj, {"status", "phase"}), str_at(obj, {"spec", "volumeName"}),
+                       str_at(obj, {"status", "capacity", "storage"}), access_modes(obj, {"status", "accessModes"}),
+                       str_at(obj, {"spec", "storageClassName"}), age, str_at(obj, {"spec", "volumeMode"})};
+  if (k == "ResourceQuota")
+    return json::array{name, age, quota_usage(obj, false), quota_usage(obj, true)};
   if (k == "PodTemplate") {
     std::vector<std::string> names, images;
     for (const auto& c : array_at(obj, {"template", "spec", "containers"})) {

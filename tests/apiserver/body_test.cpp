@@ -57,6 +57,20 @@ TEST_CASE("protobuf ConfigMap and Secret bodies keep their data") {
   CHECK(str(sres.json(), {"type"}) == "Opaque");
 }
 
+TEST_CASE("kubectl create quota's protobuf body keeps its hard limits and scopes") {
+  running_server s;
+  auto quantity = [](const std::string& q) { return field(1, q); };
+  std::string spec = field(1, field(1, "pods") + field(2, quantity("4"))) +
+                     field(1, field(1, "requests.cpu") + field(2, quantity("2"))) + field(2, "NotTerminating");
+  std::string raw = field(1, field(1, "pb-quota")) + field(2, spec);
+  auto res = s.http->request("POST", "/api/v1/namespaces/default/resourcequotas?fieldManager=kubectl-create",
+                             envelope("v1", "ResourceQuota", raw), pb);
+  REQUIRE(res.status == 201);
+  CHECK(str(res.json(), {"spec", "hard", "pods"}) == "4");
+  CHECK(str(res.json(), {"spec", "hard", "requests.cpu"}) == "2");
+  CHECK(res.json().at_path({"spec", "scopes"})->as_array().at(0).as_string() == "NotTerminating");
+}
+
 TEST_CASE("protobuf bodies of kinds we cannot decode get 415, garbage gets 400") {
   running_server s;
   auto res = s.http->request("POST", "/api/v1/namespaces/default/pods", envelope("v1", "Pod", field(1, field(1, "x"))), pb);
