@@ -1,6 +1,8 @@
 #include "runtime/engine.hpp"
 
 #include "actors/binder/binder_actor.hpp"
+#include "actors/quota/quota_actor.hpp"
+#include "actors/volumes/volume_binder_actor.hpp"
 #include "actors/cellgroup/cellgroup_actor.hpp"
 #include "actors/controller/event_recorder_actor.hpp"
 #include "actors/extender/http_api.hpp"
@@ -153,7 +155,8 @@ struct engine::impl {
   status spawn_actors() {
     bool run_scheduler = !opts.scheduler_config.empty();
     bool need_nodes_watch = opts.binder || opts.demo || run_scheduler;
-    if (opts.nodes.nodes.empty() && !need_nodes_watch && !opts.training && !opts.tasks)
+    if (opts.nodes.nodes.empty() && !need_nodes_watch && !opts.training && !opts.tasks && !opts.volume_binder &&
+        !opts.quota)
       return ok;
     if ((opts.training || opts.tasks) && server) {
       if (auto st = install_crds(*server); !st)
@@ -175,6 +178,10 @@ struct engine::impl {
     }
     if (opts.binder)
       actors.push_back(binder::spawn_binder(*sys, cli, pods_watch, nodes_watch, recorder));
+    if (opts.volume_binder)
+      actors.push_back(volumes::spawn_volume_binder(*sys, cli, recorder));
+    if (opts.quota)
+      actors.push_back(quota::spawn_quota_controller(*sys, cli, pods_watch));
     if (run_scheduler) {
       if (auto st = spawn_scheduler(pods_watch, nodes_watch); !st)
         return st;

@@ -42,6 +42,8 @@ struct engine_options {
   // Which parts run.
   kubelet::cluster_shape nodes; // simulated kubelets, one actor per node (empty = none)
   bool binder = false;          // the default-scheduler stand-in
+  bool volume_binder = false;   // binds PersistentVolumeClaims to PersistentVolumes (actors/volumes)
+  bool quota = false;           // keeps ResourceQuotas' status (actors/quota)
   bool demo = false;            // create and narrate the demo pod
   // Kozmo's GPU scheduler (direct mode) for pods with spec.schedulerName = scheduler_name:
   // HiveD's YAML configuration as text, or the path of a file holding it. Empty: not run.

@@ -133,6 +133,8 @@ int run_local(const local_options& opts) {
   auto eo = embedded_server(opts.port, opts.data_dir, opts.event_ttl_seconds);
   eo.nodes = *shape;
   eo.binder = true;
+  eo.volume_binder = true;
+  eo.quota = true;
   eo.scheduler_config = cluster->hived_config;
   eo.demo = opts.demo;
   eo.training = true; // every training job kind; their CRDs are installed at start

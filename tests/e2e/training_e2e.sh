@@ -44,7 +44,10 @@ succeeds() {
   bad "$name reaches Succeeded${why:+ $why}" "last conditions: $out" "$(k get pods -l training.kubeflow.org/job-name=$name 2>&1)"
 }
 
-for f in pytorch-simple pytorch-4gpu tfjob-ps-worker pytorch-elastic mpijob caffe2job mpijob-v1 xgboostjob paddlejob jaxjob; do
+# A quota on the namespace: its status counts what the examples bring (checked below).
+expect "kubectl create quota" 'created' k create quota e2e --hard=persistentvolumeclaims=5,requests.storage=100Gi,pods=500
+for f in pytorch-simple pytorch-4gpu tfjob-ps-worker pytorch-elastic mpijob caffe2job mpijob-v1 xgboostjob paddlejob jaxjob \
+  tfjob-with-volume; do
   expect "kubectl apply -f examples/$f.yaml" 'created' k apply -f "$EX/$f.yaml"
 done
 
@@ -94,6 +97,33 @@ succeeds paddlejob paddle-simple-cpu "when every worker has"
 expect "jax's worker-1 is process 1 of 2, coordinated by worker-0" '1 2 jaxjob-simple-worker-0' \
   k get pod jaxjob-simple-worker-1 -o 'jsonpath={.spec.containers[0].env[?(@.name=="PROCESS_ID")].value} {.spec.containers[0].env[?(@.name=="NUM_PROCESSES")].value} {.spec.containers[0].env[?(@.name=="COORDINATOR_ADDRESS")].value}'
 succeeds jaxjob jaxjob-simple "when every worker has"
+# ---- the core kinds users' YAML brings along: a PersistentVolume and its claim, a quota ----
+within 15 "the example's claim is Bound to its volume" 'tfevent-volume +Bound +tfevent-volume +10Gi +RWX +standard' \
+  k get pvc tfevent-volume
+expect "kubectl get pv shows the volume Bound to the claim" 'tfevent-volume +10Gi +RWX +Retain +Bound +default/tfevent-volume' \
+  k get pv tfevent-volume
+succeeds tfjob mnist-with-summaries "with its volume"
+cat >"$WORK/lonely-pvc.yaml" <<'EOF'
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: lonely
+spec:
+  accessModes: [ReadWriteOnce]
+  resources:
+    requests:
+      storage: 1Gi
+EOF
+expect "a claim no volume can hold is created" 'created' k apply -f "$WORK/lonely-pvc.yaml"
+within 15 "it stays Pending and kubectl describe says why" 'no persistent volumes available for this claim' \
+  k describe pvc lonely
+within 15 "the quota counts both claims and their storage" '^2 11Gi$' \
+  k get quota e2e -o 'jsonpath={.status.used.persistentvolumeclaims} {.status.used.requests\.storage}'
+expect "kubectl describe quota shows used and hard" 'requests.storage +11Gi +100Gi' k describe quota e2e
+expect "kubectl delete the claim" 'deleted' k delete pvc tfevent-volume
+within 15 "its volume is Released (reclaim policy Retain)" 'Released' \
+  k get pv tfevent-volume -o 'jsonpath={.status.phase}'
+
 expect "kubectl get xgboostjobs shows the State column" 'xgboost-dist-iris +Succeeded' k get xgboostjobs
 for kind in xgboostjob paddlejob jaxjob mpijob; do
   expect "kubectl explain $kind.spec" 'FIELDS' k explain "$kind.spec"

@@ -1,0 +1,206 @@
+#include "actors/volumes/claim_binding.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace kozmo::volumes {
+namespace {
+
+std::vector<std::string> strings_at(const json::value* list) {
+  std::vector<std::string> out;
+  if (list && list->is_array())
+    for (const auto& v : list->as_array())
+      if (v.is_string())
+        out.push_back(v.as_string());
+  return out;
+}
+
+k8s::quantity quantity_at(const json::value* holder, std::string_view key) {
+  const json::value* v = holder ? holder->find(key) : nullptr;
+  if (!v)
+    return {};
+  auto q = k8s::quantity::parse(v->is_string() ? v->as_string() : json::dump(*v));
+  return q ? *q : k8s::quantity{};
+}
+
+bool deleting(const json::value& obj) {
+  const json::value* ts = obj.at_path({"metadata", "deletionTimestamp"});
+  return ts && !ts->is_null();
+}
+
+} // namespace
+
+claim claim_from(const json::value& pvc) {
+  claim c;
+  const json::value* meta = pvc.find("metadata");
+  const json::value* spec = pvc.find("spec");
+  if (meta) {
+    c.ns = meta->get_string("namespace");
+    c.name = meta->get_string("name");
+    c.uid = meta->get_string("uid");
+    c.resource_version = meta->get_string("resourceVersion");
+  }
+  if (spec) {
+    c.storage_class = spec->get_string("storageClassName");
+    c.access_modes = strings_at(spec->find("accessModes"));
+    c.request = quantity_at(spec->at_path({"resources", "requests"}), "storage");
+    c.volume_name = spec->get_string("volumeName");
+    c.volume_mode = spec->get_string("volumeMode", "Filesystem");
+    if (const json::value* sel = spec->find("selector"); sel && sel->is_object())
+      if (auto s = k8s::label_selector::from_json(*sel))
+        c.selector = std::move(*s);
+  }
+  if (const json::value* st = pvc.find("status"))
+    c.phase = st->get_string("phase");
+  c.deleting = deleting(pvc);
+  return c;
+}
+
+volume volume_from(const json::value& pv) {
+  volume v;
+  const json::value* meta = pv.find("metadata");
+  const json::value* spec = pv.find("spec");
+  if (meta) {
+    v.name = meta->get_string("name");
+    v.uid = meta->get_string("uid");
+    v.resource_version = meta->get_string("resourceVersion");
+    if (const json::value* l = meta->find("labels"))
+      v.labels = *l;
+  }
+  if (spec) {
+    v.storage_class = spec->get_string("storageClassName");
+    v.access_modes = strings_at(spec->find("accessModes"));
+    v.capacity = quantity_at(spec->find("capacity"), "storage");
+    v.volume_mode = spec->get_string("volumeMode", "Filesystem");
+    v.reclaim_policy = spec->get_string("persistentVolumeReclaimPolicy", "Retain");
+    if (const json::value* ref = spec->find("claimRef"); ref && ref->is_object())
+      v.bound_to = claim_ref{ref->get_string("namespace"), ref->get_string("name"), ref->get_string("uid")};
+  }
+  if (const json::value* st = pv.find("status"))
+    v.phase = st->get_string("phase");
+  v.deleting = deleting(pv);
+  return v;
+}
+
+std::optional<std::string> mismatch(const claim& c, const volume& v) {
+  if (v.storage_class != c.storage_class)
+    return "storageClassName does not match";
+  for (const auto& m : c.access_modes)
+    if (std::find(v.access_modes.begin(), v.access_modes.end(), m) == v.access_modes.end())
+      return "incompatible accessMode";
+  if (v.capacity < c.request)
+    return "requested PV is too small";
+  if (v.volume_mode != c.volume_mode)
+    return "incompatible volumeMode";
+  if (c.selector && !c.selector->matches(v.labels))
+    return "the volume's labels do not match the claim's selector";
+  return std::nullopt;
+}
+
+pass_result plan_pass(const std::vector<claim>& claims, const std::vector<volume>& volumes) {
+  pass_result out;
+  std::map<std::string, const claim*> claim_by_key;
+  for (const auto& c : claims)
+    claim_by_key[c.key()] = &c;
+  std::map<std::string, const volume*> volume_by_name;
+  for (const auto& v : volumes)
+    volume_by_name[v.name] = &v;
+
+  // Volumes: new ones become Available, bound ones whose claim is gone are released.
+  std::set<std::string> taken; // volumes spoken for (bound, pre-bound, or bound in this pass)
+  for (const auto& v : volumes) {
+    if (v.deleting)
+      continue;
+    if (!v.bound_to) {
+      if (v.phase != "Available")
+        out.volume_phases.push_back({v.name, "Available", ""});
+      continue;
+    }
+    taken.insert(v.name);
+    const std::string key = v.bound_to->ns + "/" + v.bound_to->name;
+    auto it = claim_by_key.find(key);
+    bool claim_gone = it == claim_by_key.end() || (!v.bound_to->uid.empty() && it->second->uid != v.bound_to->uid);
+    if (!claim_gone || v.bound_to->uid.empty())
+      continue; // bound, or pre-bound to a claim that may come later
+    if (v.reclaim_policy == "Delete") {
+      out.delete_volumes.push_back(v.name);
+    } else if (v.phase != "Released") {
+      out.volume_phases.push_back({v.name, "Released", "the claim " + key + " was deleted"});
+    }
+  }
+
+  // Claims, oldest decision first: those that name a volume, then the others by key.
+  for (const auto& c : claims) {
+    if (c.deleting)
+      continue;
+    if (c.phase == "Bound") {
+      auto it = volume_by_name.find(c.volume_name);
+      if (it == volume_by_name.end())
+        out.claim_phases.push_back({c.key(), "Lost", "the volume " + c.volume_name + " was deleted"});
+      continue;
+    }
+    if (c.phase == "Lost")
+      continue;
+    // A volume pre-bound to this claim.
+    const volume* chosen = nullptr;
+    std::string why;
+    for (const auto& v : volumes)
+      if (!v.deleting && v.bound_to && v.bound_to->ns == c.ns && v.bound_to->name == c.name &&
+          (v.bound_to->uid.empty() || v.bound_to->uid == c.uid) && (c.volume_name.empty() || c.volume_name == v.name)) {
+        if (auto m = mismatch(c, v)) {
+          why = "volume " + v.name + " is bound to this claim but " + *m;
+          continue;
+        }
+        chosen = &v;
+        break;
+      }
+    if (!chosen && !c.volume_name.empty()) {
+      auto it = volume_by_name.find(c.volume_name);
+      if (it == volume_by_name.end() || it->second->deleting) {
+        out.waits.push_back({c.key(), "FailedBinding", "volume \"" + c.volume_name + "\" not found"});
+        continue;
+      }
+      const volume& v = *it->second;
+      if (v.bound_to && !(v.bound_to->ns == c.ns && v.bound_to->name == c.name)) {
+        out.waits.push_back({c.key(), "FailedBinding",
+                             "volume \"" + v.name + "\" already bound to a different claim."});
+        continue;
+      }
+      if (auto m = mismatch(c, v)) {
+        out.waits.push_back({c.key(), "VolumeMismatch", "Cannot bind to requested volume \"" + v.name + "\": " + *m});
+        continue;
+      }
+      chosen = &v;
+    }
+    if (!chosen && why.empty() && c.volume_name.empty()) {
+      // The smallest free volume that fits.
+      for (const auto& v : volumes) {
+        if (v.deleting || v.bound_to || taken.count(v.name) || mismatch(c, v))
+          continue;
+        if (!chosen || v.capacity < chosen->capacity || (v.capacity == chosen->capacity && v.name < chosen->name))
+          chosen = &v;
+      }
+    }
+    if (!chosen) {
+      if (!why.empty())
+        out.waits.push_back({c.key(), "VolumeMismatch", why});
+      else if (c.volume_name.empty())
+        out.waits.push_back({c.key(), "FailedBinding",
+                             c.storage_class.empty()
+                                 ? "no persistent volumes available for this claim and no storage class is set"
+                                 : "no persistent volumes available for this claim in storage class \"" +
+                                       c.storage_class + "\" (kozmo local provisions none: create a PersistentVolume)"});
+      continue;
+    }
+    taken.insert(chosen->name);
+    out.binds.push_back({c.key(), chosen->name});
+  }
+  // A volume bound in this pass goes straight to Bound.
+  std::erase_if(out.volume_phases, [&](const phase_change& p) {
+    return std::any_of(out.binds.begin(), out.binds.end(), [&](const bind& b) { return b.volume == p.key; });
+  });
+  return out;
+}
+
+} // namespace kozmo::volumes

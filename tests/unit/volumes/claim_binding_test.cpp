@@ -1,0 +1,156 @@
+// kozmo local's PersistentVolume controller rules (actors/volumes/claim_binding.hpp) and the
+// quota usage count (actors/quota/quota_usage.hpp), as a user of claims, volumes and quotas
+// would see them: which volume a claim gets, why it waits, what a quota says is used.
+#include "actors/quota/quota_usage.hpp"
+#include "actors/volumes/claim_binding.hpp"
+#include "k8s/model/codec.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace kozmo;
+using namespace kozmo::volumes;
+
+namespace {
+
+json::value doc(const std::string& text) {
+  auto v = json::parse(text);
+  REQUIRE(v.has_value());
+  return *v;
+}
+
+claim pvc(const std::string& name, const std::string& size, const std::string& extra_spec = "",
+          const std::string& modes = R"(["ReadWriteOnce"])") {
+  return claim_from(doc(R"({"metadata":{"name":")" + name + R"(","namespace":"ml","uid":"uid-)" + name +
+                        R"("},"spec":{"accessModes":)" + modes + R"(,"resources":{"requests":{"storage":")" + size + "\"}}" +
+                        extra_spec + R"(},"status":{"phase":"Pending"}})"));
+}
+
+volume pv(const std::string& name, const std::string& size, const std::string& extra_spec = "",
+          const std::string& labels = "{}", const std::string& modes = R"(["ReadWriteOnce","ReadWriteMany"])") {
+  return volume_from(doc(R"({"metadata":{"name":")" + name + R"(","uid":"uid-)" + name + R"(","labels":)" + labels +
+                         R"(},"spec":{"accessModes":)" + modes + R"(,"capacity":{"storage":")" + size +
+                         R"("},"hostPath":{"path":"/d"})" + extra_spec + R"(},"status":{"phase":"Available"}})"));
+}
+
+std::string bound_volume(const pass_result& r, const std::string& claim_key) {
+  for (const auto& b : r.binds)
+    if (b.claim_key == claim_key)
+      return b.volume;
+  return "<none>";
+}
+
+std::string wait_of(const pass_result& r, const std::string& claim_key) {
+  for (const auto& w : r.waits)
+    if (w.claim_key == claim_key)
+      return w.reason + ": " + w.message;
+  return "<none>";
+}
+
+} // namespace
+
+TEST_CASE("a claim binds to the smallest free volume that holds its request") {
+  auto r = plan_pass({pvc("data", "5Gi")}, {pv("big", "100Gi"), pv("fits", "10Gi"), pv("small", "1Gi")});
+  CHECK(bound_volume(r, "ml/data") == "fits");
+  CHECK(r.waits.empty());
+}
+
+TEST_CASE("two claims never get the same volume in one pass") {
+  auto r = plan_pass({pvc("a", "1Gi"), pvc("b", "1Gi")}, {pv("only", "10Gi")});
+  CHECK(r.binds.size() == 1);
+  CHECK(wait_of(r, r.binds[0].claim_key == "ml/a" ? "ml/b" : "ml/a") ==
+        "FailedBinding: no persistent volumes available for this claim and no storage class is set");
+}
+
+TEST_CASE("storage class, access modes, volume mode and selector must all match") {
+  auto cls = plan_pass({pvc("c", "1Gi", R"(,"storageClassName":"fast")")}, {pv("slow", "10Gi", R"(,"storageClassName":"slow")")});
+  CHECK(cls.binds.empty());
+  CHECK_THAT(wait_of(cls, "ml/c"), Catch::Contains("in storage class \"fast\""));
+
+  auto modes = plan_pass({pvc("m", "1Gi", "", R"(["ReadOnlyMany"])")}, {pv("rw", "10Gi")});
+  CHECK(modes.binds.empty());
+
+  auto block = plan_pass({pvc("b", "1Gi", R"(,"volumeMode":"Block")")}, {pv("fs", "10Gi")});
+  CHECK(block.binds.empty());
+
+  auto sel = plan_pass({pvc("s", "1Gi", R"(,"selector":{"matchLabels":{"app":"tfjob"}})")},
+                       {pv("other", "10Gi", "", R"({"app":"web"})"), pv("mine", "20Gi", "", R"({"app":"tfjob"})")});
+  CHECK(bound_volume(sel, "ml/s") == "mine");
+}
+
+TEST_CASE("a claim naming its volume gets that one or says why not") {
+  auto named = plan_pass({pvc("n", "1Gi", R"(,"volumeName":"big")")}, {pv("small", "2Gi"), pv("big", "100Gi")});
+  CHECK(bound_volume(named, "ml/n") == "big");
+  auto missing = plan_pass({pvc("n", "1Gi", R"(,"volumeName":"nope")")}, {pv("small", "2Gi")});
+  CHECK(wait_of(missing, "ml/n") == "FailedBinding: volume \"nope\" not found");
+  auto too_small = plan_pass({pvc("n", "5Gi", R"(,"volumeName":"small")")}, {pv("small", "2Gi")});
+  CHECK(wait_of(too_small, "ml/n") == "VolumeMismatch: Cannot bind to requested volume \"small\": requested PV is too small");
+}
+
+TEST_CASE("a volume pre-bound to a claim goes to that claim only") {
+  auto reserved = pv("reserved", "10Gi", R"(,"claimRef":{"namespace":"ml","name":"owner"})");
+  auto r = plan_pass({pvc("stranger", "1Gi"), pvc("owner", "1Gi")}, {reserved});
+  CHECK(bound_volume(r, "ml/owner") == "reserved");
+  CHECK(bound_volume(r, "ml/stranger") == "<none>");
+}
+
+TEST_CASE("new volumes become Available; a volume whose claim is gone is Released or deleted") {
+  auto fresh = pv("fresh", "1Gi");
+  fresh.phase = "Pending";
+  auto kept = pv("kept", "1Gi", R"(,"claimRef":{"namespace":"ml","name":"gone","uid":"uid-gone"})");
+  kept.phase = "Bound";
+  auto dropped = pv("dropped", "1Gi",
+                    R"(,"persistentVolumeReclaimPolicy":"Delete","claimRef":{"namespace":"ml","name":"gone2","uid":"u2"})");
+  dropped.phase = "Bound";
+  auto r = plan_pass({}, {fresh, kept, dropped});
+  REQUIRE(r.volume_phases.size() == 2);
+  CHECK(r.volume_phases[0].key == "fresh");
+  CHECK(r.volume_phases[0].phase == "Available");
+  CHECK(r.volume_phases[1].key == "kept");
+  CHECK(r.volume_phases[1].phase == "Released");
+  CHECK(r.delete_volumes == std::vector<std::string>{"dropped"});
+}
+
+TEST_CASE("a bound claim whose volume was deleted is Lost") {
+  auto c = pvc("orphan", "1Gi", R"(,"volumeName":"vanished")");
+  c.phase = "Bound";
+  auto r = plan_pass({c}, {});
+  REQUIRE(r.claim_phases.size() == 1);
+  CHECK(r.claim_phases[0].phase == "Lost");
+}
+
+TEST_CASE("a quota counts live pods' requests and limits, and claims' storage") {
+  auto pod = [](const std::string& phase, const std::string& containers) {
+    auto p = k8s::from_json<k8s::pod>(doc(R"({"metadata":{"name":"p","namespace":"ml"},"spec":{"containers":)" +
+                                          containers + R"(},"status":{"phase":")" + phase + "\"}}"));
+    REQUIRE(p.has_value());
+    return *p;
+  };
+  auto running = pod("Running", R"([{"name":"a","resources":{"requests":{"cpu":"500m","memory":"1Gi"},"limits":{"cpu":"1","memory":"2Gi"}}},
+                                    {"name":"b","resources":{"limits":{"cpu":"250m","nvidia.com/gpu":"2"}}}])");
+  auto done = pod("Succeeded", R"([{"name":"a","resources":{"requests":{"cpu":"4"}}}])");
+  auto claim = doc(R"({"spec":{"storageClassName":"fast","resources":{"requests":{"storage":"10Gi"}}}})");
+  auto other = doc(R"({"spec":{"resources":{"requests":{"storage":"5Gi"}}}})");
+  auto svc = doc(R"({"spec":{"type":"NodePort"}})");
+  quota::namespace_objects o;
+  o.pods = {&running, &done};
+  o.claims = {&claim, &other};
+  o.services = {&svc};
+  auto hard = doc(R"({"pods":"10","requests.cpu":"4","cpu":"4","limits.cpu":"8","requests.memory":"8Gi",
+                      "limits.memory":"8Gi","requests.nvidia.com/gpu":"8","persistentvolumeclaims":"5",
+                      "requests.storage":"100Gi","fast.storageclass.storage.k8s.io/requests.storage":"50Gi",
+                      "services.nodeports":"2","count/configmaps":"3","requests.example.com/unknown":"1"})");
+  auto used = quota::used_of(hard, o);
+  CHECK(used.get_string("pods") == "1");
+  CHECK(used.get_string("requests.cpu") == "750m"); // 500m, and 250m from the limit of b
+  CHECK(used.get_string("cpu") == "750m");
+  CHECK(used.get_string("limits.cpu") == "1250m");
+  CHECK(used.get_string("requests.memory") == "1Gi");
+  CHECK(used.get_string("limits.memory") == "2Gi");
+  CHECK(used.get_string("requests.nvidia.com/gpu") == "2");
+  CHECK(used.get_string("persistentvolumeclaims") == "2");
+  CHECK(used.get_string("requests.storage") == "15Gi");
+  CHECK(used.get_string("fast.storageclass.storage.k8s.io/requests.storage") == "10Gi");
+  CHECK(used.get_string("services.nodeports") == "1");
+  CHECK(used.get_string("count/configmaps") == "0");
+  CHECK(used.get_string("requests.example.com/unknown") == "0");
+}
