@@ -121,6 +121,8 @@ Usage:
       --nodes N  --gpus-per-node G  --cluster FILE  --node-prefix NAME  --log-level LEVEL
       --training                also run the training-job controller (CRDs must be installed;
                                 --nodes 0 runs the controller alone)
+      --mpi-kubectl-delivery-image IMAGE   the MPIJob launcher's init container that brings
+                                kubectl and waits for the workers (default kubeflow/kubectl-delivery:latest)
       --kube-api-qps N  --kube-api-burst N   the client's rate limit (default 50 and 100)
   kozmo apiserver [flags]   only the embedded API server
       --port N  --data-dir DIR  --event-ttl DURATION  --log-level LEVEL
@@ -177,6 +179,7 @@ expected<command> parse_command_line(const std::vector<std::string>& args) {
         {"cluster", string_flag(o.cluster_file)},
         {"node-prefix", string_flag(o.node_prefix)},
         {"training", bool_flag(o.training)},
+        {"mpi-kubectl-delivery-image", string_flag(o.mpi_kubectl_delivery_image)},
         {"kube-api-qps", number_flag("kube-api-qps", o.kube_api_qps, 1, 100000)},
         {"kube-api-burst", number_flag("kube-api-burst", o.kube_api_burst, 1, 100000)},
         {"log-level", string_flag(o.log_level)},

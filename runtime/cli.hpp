@@ -30,6 +30,7 @@ struct kubelet_options {
   std::string node_prefix = "kozmo-sim";
   std::string log_level = "info";
   bool training = false;           // also run the training-job controller against that server
+  std::string mpi_kubectl_delivery_image; // the MPI launcher's init container; "" = the default
   int kube_api_qps = 0;            // client rate limit; 0 = the client's default (50, burst 100)
   int kube_api_burst = 0;          // 0 = twice the qps
 };

@@ -196,6 +196,8 @@ struct engine::impl {
       training::supervisor_config tc;
       tc.job.cli = cli;
       tc.job.opts.scheduler_name = opts.scheduler_name;
+      if (!opts.mpi_kubectl_delivery_image.empty())
+        tc.job.opts.mpi_kubectl_delivery_image = opts.mpi_kubectl_delivery_image;
       tc.recorder = recorder;
       actors.push_back(training::spawn_training_supervisor(*sys, pods_watch, std::move(tc)));
     }

@@ -53,6 +53,7 @@ struct engine_options {
   // The training-job controller (every kind of actors/training/job_model.cpp). With
   // the embedded server, the CRDs of deploy/crds (embedded at build time) are installed first.
   bool training = false;
+  std::string mpi_kubectl_delivery_image; // "" = training::options' default
   // The task controller (TaskExecution, ResourcePool: actors/tasks) with the task platform's
   // settings. With the embedded server, the CRDs of deploy/crds are installed first.
   bool tasks = false;

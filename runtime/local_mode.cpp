@@ -184,6 +184,7 @@ int run_kubelet(const kubelet_options& opts) {
   eo.kubeconfig = opts.kubeconfig;
   eo.nodes = *shape;
   eo.training = opts.training;
+  eo.mpi_kubectl_delivery_image = opts.mpi_kubectl_delivery_image;
   eo.client_qps = opts.kube_api_qps;
   eo.client_burst = opts.kube_api_burst;
   engine e(eo);

@@ -70,6 +70,8 @@ expected<cluster_shape> parse_cluster_yaml(const std::string& yaml_text) {
         base.cpu = entry["cpu"].as<std::string>();
       if (entry["memory"])
         base.memory = entry["memory"].as<std::string>();
+      if (entry["ephemeralStorage"])
+        base.ephemeral_storage = entry["ephemeralStorage"].as<std::string>();
       if (entry["labels"]) {
         if (!entry["labels"].IsMap())
           return error::bad_request(where + ": `labels` must be a map");
@@ -79,9 +81,9 @@ expected<cluster_shape> parse_cluster_yaml(const std::string& yaml_text) {
       for (const auto& kv : entry) {
         auto key = kv.first.as<std::string>();
         if (key != "name" && key != "count" && key != "gpus" && key != "gpuType" && key != "cpu" &&
-            key != "memory" && key != "labels")
+            key != "memory" && key != "ephemeralStorage" && key != "labels")
           return error::bad_request(where + ": unknown field `" + key +
-                                    "` (known: name, count, gpus, gpuType, cpu, memory, labels)");
+                                    "` (known: name, count, gpus, gpuType, cpu, memory, ephemeralStorage, labels)");
       }
       for (int i = 0; i < count; ++i) {
         node_shape n = base;
@@ -136,6 +138,7 @@ json::value node_object(const node_shape& shape, const std::string& now) {
   json::value resources;
   resources["cpu"] = shape.cpu;
   resources["memory"] = shape.memory;
+  resources["ephemeral-storage"] = shape.ephemeral_storage;
   resources["pods"] = shape.pods;
   resources["nvidia.com/gpu"] = std::to_string(shape.gpus);
   auto& st = node["status"];

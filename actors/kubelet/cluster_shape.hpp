@@ -27,6 +27,7 @@ struct node_shape {
   std::string gpu_type = "sim-gpu";
   std::string cpu = "64";
   std::string memory = "512Gi";
+  std::string ephemeral_storage = "1Ti"; // the node's disk, as a real kubelet reports it
   std::string pods = "110";
   std::map<std::string, std::string> labels;
   // Addresses assigned by the cluster: one /24 of pod IPs per node.

@@ -34,6 +34,9 @@ struct options {
   std::optional<std::chrono::seconds> unschedulable_grace{std::chrono::seconds{300}};
   // Jobs with spec.runPolicy.managedBy set to something else are left alone.
   std::string managed_by = "kubeflow.org/training-operator";
+  // The MPIJob launcher's init container that copies kubectl to /opt/kube and waits for the
+  // workers (the peer's --mpi-kubectl-delivery-image).
+  std::string mpi_kubectl_delivery_image = "kubeflow/kubectl-delivery:latest";
 };
 
 } // namespace kozmo::training

@@ -11,6 +11,7 @@ namespace kozmo::training {
 namespace {
 
 constexpr const char* mpi_volume = "mpi-job-config";
+constexpr const char* kubectl_volume = "mpi-job-kubectl";
 
 void set_if_absent(json::value& obj, std::string_view key, json::value v) {
   if (obj.find(key) == nullptr)
@@ -34,7 +35,7 @@ json::value* container_named(json::value& pod_spec, const std::string& name) {
 
 // The MPIJob's ConfigMap at /etc/mpi in the replica's main container, as the peer mounts it: the
 // launcher gets the hostfile and both scripts, a worker only kubexec.sh.
-void mount_mpi_config(const training_job& job, const replica_spec& spec, json::value& pod_spec) {
+void mount_mpi_config(const training_job& job, const replica_spec& spec, json::value& pod_spec, const options& opt) {
   const bool launcher = spec.type == "Launcher";
   json::value& volumes = pod_spec["volumes"];
   if (!volumes.is_array())
@@ -54,10 +55,33 @@ void mount_mpi_config(const training_job& job, const replica_spec& spec, json::v
   json::value* main = container_named(pod_spec, spec.main_container);
   if (main == nullptr)
     return;
-  json::value& mounts = (*main)["volumeMounts"];
-  if (!mounts.is_array())
-    mounts = json::array{};
-  mounts.as_array().push_back(json::object{{"name", mpi_volume}, {"mountPath", "/etc/mpi"}});
+  auto mount = [](json::value& container, const char* volume, const char* path) {
+    json::value& mounts = container["volumeMounts"];
+    if (!mounts.is_array())
+      mounts = json::array{};
+    mounts.as_array().push_back(json::object{{"name", volume}, {"mountPath", path}});
+  };
+  mount(*main, mpi_volume, "/etc/mpi");
+  if (launcher) {
+    // kubectl for kubexec.sh, delivered by an init container that also waits for the workers.
+    volumes.as_array().push_back(json::object{{"name", kubectl_volume}, {"emptyDir", json::object{}}});
+    mount(*main, kubectl_volume, "/opt/kube");
+    json::value delivery = json::object{{"name", "kubectl-delivery"},
+                                        {"image", opt.mpi_kubectl_delivery_image},
+                                        {"imagePullPolicy", "IfNotPresent"}};
+    delivery["env"] = json::array{json::object{{"name", "TARGET_DIR"}, {"value", "/opt/kube"}},
+                                  json::object{{"name", "NAMESPACE"}, {"value", job.metadata.namespace_}}};
+    delivery["volumeMounts"] = json::array{json::object{{"name", kubectl_volume}, {"mountPath", "/opt/kube"}},
+                                           json::object{{"name", mpi_volume}, {"mountPath", "/etc/mpi"}}};
+    json::value amounts = json::object{{"cpu", "100m"}, {"memory", "512Mi"}, {"ephemeral-storage", "5Gi"}};
+    delivery["resources"] = json::object{{"limits", amounts}, {"requests", amounts}};
+    json::value& inits = pod_spec["initContainers"];
+    if (!inits.is_array())
+      inits = json::array{};
+    inits.as_array().push_back(std::move(delivery));
+    if (pod_spec.get_string("serviceAccountName").empty())
+      pod_spec["serviceAccountName"] = mpi_launcher_account(job);
+  }
   // A worker only hosts the processes mpirun starts through kubexec.sh: without a command of
   // its own it sleeps, as the peer's workers do.
   if (!launcher && (main->find("command") == nullptr || !(*main)["command"].is_array() ||
@@ -213,7 +237,7 @@ json::value build_pod(const training_job& job, const replica_spec& spec, int ind
       add_field_env_first(c, name, path);
   }
   if (job.traits->kind == job_kind::mpi)
-    mount_mpi_config(job, spec, pspec);
+    mount_mpi_config(job, spec, pspec, opt);
 
   if (gang.enabled && spec.gpus_per_pod > 0) {
     json::value& ann = meta["annotations"];
@@ -329,6 +353,63 @@ json::value build_mpi_config_map(const training_job& job, const std::vector<std:
     data[k] = v;
   cm["data"] = std::move(data);
   return cm;
+}
+
+std::string mpi_launcher_account(const training_job& job) {
+  if (const replica_spec* launcher = job.find("Launcher"))
+    if (const json::value* sa = launcher->pod_template.at_path({"spec", "serviceAccountName"});
+        sa && sa->is_string() && !sa->as_string().empty())
+      return sa->as_string();
+  return job.metadata.name + "-launcher";
+}
+
+bool mpi_launcher_account_is_ours(const training_job& job) {
+  return mpi_launcher_account(job) == job.metadata.name + "-launcher";
+}
+
+json::value mpi_role_rules(const training_job& job) {
+  json::array workers;
+  if (const replica_spec* w = job.find("Worker"))
+    for (int i = 0; i < w->replicas; ++i)
+      workers.emplace_back(replica_object_name(job.metadata.name, "Worker", i));
+  json::value exec = json::object{{"apiGroups", json::array{""}}, {"resources", json::array{"pods/exec"}},
+                                  {"verbs", json::array{"create"}}};
+  if (!workers.empty())
+    exec["resourceNames"] = std::move(workers);
+  return json::array{json::object{{"apiGroups", json::array{""}},
+                                  {"resources", json::array{"pods"}},
+                                  {"verbs", json::array{"get", "list", "watch"}}},
+                     std::move(exec)};
+}
+
+namespace {
+
+json::value owned_object(const training_job& job, const char* api_version, const char* kind, const std::string& name) {
+  json::value meta = json::object{{"name", name}, {"namespace", job.metadata.namespace_}};
+  meta["labels"] = k8s::string_map_json(job_labels(job));
+  meta["ownerReferences"] = json::array{controller_ref(job)};
+  return json::object{{"apiVersion", api_version}, {"kind", kind}, {"metadata", std::move(meta)}};
+}
+
+} // namespace
+
+json::value build_mpi_service_account(const training_job& job) {
+  return owned_object(job, "v1", "ServiceAccount", job.metadata.name + "-launcher");
+}
+
+json::value build_mpi_role(const training_job& job) {
+  json::value role = owned_object(job, "rbac.authorization.k8s.io/v1", "Role", job.metadata.name + "-launcher");
+  role["rules"] = mpi_role_rules(job);
+  return role;
+}
+
+json::value build_mpi_role_binding(const training_job& job) {
+  const std::string name = job.metadata.name + "-launcher";
+  json::value rb = owned_object(job, "rbac.authorization.k8s.io/v1", "RoleBinding", name);
+  rb["subjects"] = json::array{json::object{
+      {"kind", "ServiceAccount"}, {"name", mpi_launcher_account(job)}, {"namespace", job.metadata.namespace_}}};
+  rb["roleRef"] = json::object{{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "Role"}, {"name", name}};
+  return rb;
 }
 
 } // namespace kozmo::training

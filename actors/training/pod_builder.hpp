@@ -60,6 +60,16 @@ int priority_of(const std::string& priority_class, const std::map<std::string, i
 std::vector<std::pair<std::string, std::string>> replica_env(const training_job& job, const replica_spec& spec,
                                                              int index, const options& opt);
 
+// The MPIJob launcher's identity, as the peer gives it: the launcher's serviceAccountName, else
+// "<job>-launcher" (then Kozmo creates that ServiceAccount), a Role "<job>-launcher" that may
+// read pods and exec into the workers (kubexec.sh), and the RoleBinding between them.
+std::string mpi_launcher_account(const training_job& job);
+bool mpi_launcher_account_is_ours(const training_job& job);
+json::value mpi_role_rules(const training_job& job);
+json::value build_mpi_service_account(const training_job& job);
+json::value build_mpi_role(const training_job& job);
+json::value build_mpi_role_binding(const training_job& job);
+
 // Environment taken from the pod's own fields (name, fieldPath): PaddleJob's rank-0 pod
 // announces its IP as POD_IP_DUMMY.
 std::vector<std::pair<std::string, std::string>> replica_field_env(const training_job& job, const replica_spec& spec,

@@ -94,6 +94,7 @@ private:
   void converge();
   void converge_services();
   void converge_mpi_config();
+  void converge_mpi_rbac();
   void update_running();
   void write_replica_statuses();
   reconcile_result finish();
@@ -388,12 +389,18 @@ void pass::converge() {
               "Cannot create pod " + name + ": a pod of that name belongs to another owner; delete or rename it");
         continue;
       }
+      // An MPI launcher runs as its ServiceAccount: a pod naming one that does not exist yet is
+      // refused by the API server's admission, so the launcher waits for it.
+      if (spec.type == "Launcher" && job_.traits->kind == job_kind::mpi && mpi_launcher_account_is_ours(job_) &&
+          world_.mpi_rbac.count("serviceaccounts/" + mpi_launcher_account(job_)) == 0)
+        continue;
       out_.actions.push_back(create_object{"pods", build_pod(job_, spec, i, gang, opt_)});
       event("Normal", "SuccessfulCreatePod", "Created pod: " + name);
     }
   }
   converge_services();
   converge_mpi_config();
+  converge_mpi_rbac();
   update_running();
   write_replica_statuses();
 }
@@ -439,6 +446,29 @@ void pass::converge_mpi_config() {
   for (const auto& [k, v] : data)
     patch["data"][k] = v;
   out_.actions.push_back(patch_config_map{mpi_config_map_name(job_), std::move(patch)});
+}
+
+// The launcher's ServiceAccount (unless its template names one), Role and RoleBinding, made
+// once; the Role's rules follow the workers' names when they scale.
+void pass::converge_mpi_rbac() {
+  if (job_.traits->kind != job_kind::mpi)
+    return;
+  const std::string name = job_.metadata.name + "-launcher";
+  const std::string rbac = "rbac.authorization.k8s.io";
+  if (mpi_launcher_account_is_ours(job_) && world_.mpi_rbac.count("serviceaccounts/" + name) == 0) {
+    out_.actions.push_back(create_object{"serviceaccounts", build_mpi_service_account(job_)});
+    event("Normal", "SuccessfulCreateServiceAccount", "Created service account: " + name);
+  }
+  if (world_.mpi_rbac.count("roles/" + name) == 0) {
+    out_.actions.push_back(create_object{"roles", build_mpi_role(job_), rbac});
+    event("Normal", "SuccessfulCreateRole", "Created role: " + name);
+  } else if (world_.mpi_role_rules && *world_.mpi_role_rules != mpi_role_rules(job_)) {
+    out_.actions.push_back(patch_role{name, json::object{{"rules", mpi_role_rules(job_)}}});
+  }
+  if (world_.mpi_rbac.count("rolebindings/" + name) == 0) {
+    out_.actions.push_back(create_object{"rolebindings", build_mpi_role_binding(job_), rbac});
+    event("Normal", "SuccessfulCreateRoleBinding", "Created role binding: " + name);
+  }
 }
 
 // Running means every replica has been scheduled and launched (the peer's own definition):

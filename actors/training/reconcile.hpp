@@ -30,6 +30,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
@@ -43,12 +44,17 @@ struct observed {
   // MPIJob: the data of the existing "<job>-config" ConfigMap, nullopt if there is none.
   std::optional<std::map<std::string, std::string>> mpi_config;
   time_point now;
+  // MPIJob: the launcher's ServiceAccount, Role and RoleBinding that exist, as
+  // "serviceaccounts/<name>", "roles/<name>", "rolebindings/<name>", and the Role's rules.
+  std::set<std::string> mpi_rbac = {};
+  std::optional<json::value> mpi_role_rules = {};
 };
 
 // POST the object (a complete pod / service / config map).
 struct create_object {
-  std::string resource; // "pods", "services", "configmaps"
+  std::string resource; // "pods", "services", "configmaps", "serviceaccounts", "roles", "rolebindings"
   json::value object;
+  std::string group = {}; // "" (core) or "rbac.authorization.k8s.io"
 };
 // DELETE with a uid precondition (so a recreated namesake is never hit).
 struct delete_object {
@@ -76,6 +82,11 @@ struct patch_config_map {
   std::string name;
   json::value patch;
 };
+// Merge patch of the MPI launcher's Role (its rules follow the workers).
+struct patch_role {
+  std::string name;
+  json::value patch;
+};
 // TTL after finish reached: DELETE the job (uid precondition).
 struct delete_job {
   std::string uid;
@@ -87,8 +98,8 @@ struct record_event {
   std::string message;
 };
 
-using action = std::variant<create_object, delete_object, adopt_object, release_object, patch_config_map, delete_job,
-                            record_event>;
+using action = std::variant<create_object, delete_object, adopt_object, release_object, patch_config_map, patch_role,
+                            delete_job, record_event>;
 
 struct reconcile_result {
   std::vector<action> actions;

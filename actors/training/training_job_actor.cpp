@@ -12,6 +12,8 @@
 #include "messages/watch_messages.hpp"
 
 #include <caf/all.hpp>
+
+#include <set>
 #include <spdlog/spdlog.h>
 
 namespace kozmo::training {
@@ -41,6 +43,12 @@ using wake_atom = caf::atom_constant<caf::atom("wake")>;
 using controller::plan;
 using controller::plan_outcome;
 
+// An MPIJob's launcher ServiceAccount, Role and RoleBinding as seen ("roles/<name>", ...).
+struct mpi_rbac_seen {
+  std::set<std::string> names;
+  std::optional<json::value> role_rules;
+};
+
 struct job_state {
   static inline const char* name = "training_job";
 
@@ -50,6 +58,7 @@ struct job_state {
   controller::object_view<k8s::pod> pods;
   controller::object_view<k8s::service> services;
   std::shared_ptr<const std::map<std::string, std::string>> mpi_config;
+  std::unique_ptr<mpi_rbac_seen> mpi_rbac; // MPIJobs only: other jobs pay a pointer
   // Expectations (reconcile.hpp rule 3): uids of pods and services this actor deleted and
   // may still see.
   std::vector<std::string> deleting;
@@ -95,7 +104,10 @@ void add_steps(job_actor* self, action&& a, plan& p) {
         using A = std::decay_t<decltype(act)>;
         using namespace controller;
         if constexpr (std::is_same_v<A, create_object>) {
-          p.steps.push_back(create_step{core_ref(self, act.resource), std::move(act.object)});
+          auto where = core_ref(self, act.resource);
+          if (!act.group.empty())
+            where.group = act.group;
+          p.steps.push_back(create_step{std::move(where), std::move(act.object)});
         } else if constexpr (std::is_same_v<A, delete_object>) {
           p.steps.push_back(delete_step{core_ref(self, act.resource, act.name), act.uid, ""});
         } else if constexpr (std::is_same_v<A, adopt_object>) {
@@ -106,6 +118,10 @@ void add_steps(job_actor* self, action&& a, plan& p) {
           p.steps.push_back(patch_step{core_ref(self, act.resource, act.name), client::patch_type::strategic, act.patch});
         } else if constexpr (std::is_same_v<A, patch_config_map>) {
           p.steps.push_back(patch_step{core_ref(self, "configmaps", act.name), client::patch_type::merge, act.patch});
+        } else if constexpr (std::is_same_v<A, patch_role>) {
+          auto ref = core_ref(self, "roles", act.name);
+          ref.group = "rbac.authorization.k8s.io";
+          p.steps.push_back(patch_step{std::move(ref), client::patch_type::merge, act.patch});
         } else if constexpr (std::is_same_v<A, delete_job>) {
           p.steps.push_back(delete_step{job_ref(self), act.uid, "Background"});
         } else {
@@ -141,6 +157,28 @@ job_status status_of(const k8s::custom_object& job) {
   return s ? status_from_json(*s) : job_status{};
 }
 
+// The launcher's ServiceAccount, Role or RoleBinding exists (or, `gone`, no longer does).
+void see_rbac(job_actor* self, const std::string& resource, const json::value& object, bool gone) {
+  auto& st = self->state;
+  if (resource != "serviceaccounts" && resource != "roles" && resource != "rolebindings")
+    return;
+  if (!st.mpi_rbac)
+    st.mpi_rbac = std::make_unique<mpi_rbac_seen>();
+  const json::value* meta = object.find("metadata");
+  std::string key = resource + "/" + (meta ? meta->get_string("name") : std::string());
+  if (gone) {
+    st.mpi_rbac->names.erase(key);
+    if (resource == "roles")
+      st.mpi_rbac->role_rules.reset();
+    return;
+  }
+  st.mpi_rbac->names.insert(key);
+  if (resource == "roles") {
+    const json::value* rules = object.find("rules");
+    st.mpi_rbac->role_rules = rules ? *rules : json::value(json::array{});
+  }
+}
+
 // What a successful call changes in the actor's view.
 void note_answer(job_actor* self, const controller::step& s, const json::value& answer) {
   auto& st = self->state;
@@ -154,6 +192,8 @@ void note_answer(job_actor* self, const controller::step& s, const json::value& 
         st.services.upsert(std::make_shared<const k8s::service>(std::move(*svc)));
     } else if (c->where.resource == "configmaps") {
       st.mpi_config = config_data(answer);
+    } else {
+      see_rbac(self, c->where.resource, answer, false);
     }
   } else if (const auto* d = std::get_if<controller::delete_step>(&s)) {
     if (d->ref.resource == "pods" || d->ref.resource == "services")
@@ -161,6 +201,8 @@ void note_answer(job_actor* self, const controller::step& s, const json::value& 
   } else if (const auto* p = std::get_if<controller::patch_step>(&s)) {
     if (p->ref.resource == "configmaps") {
       st.mpi_config = config_data(answer);
+    } else if (p->ref.resource == "roles") {
+      see_rbac(self, "roles", answer, false);
     } else if (p->ref.subresource == "status") {
       auto job = k8s::from_json<k8s::custom_object>(answer);
       if (!job)
@@ -236,6 +278,10 @@ void run_pass(job_actor* self) {
   st.deleting = std::move(still);
   if (st.mpi_config)
     world.mpi_config = *st.mpi_config;
+  if (st.mpi_rbac) {
+    world.mpi_rbac = st.mpi_rbac->names;
+    world.mpi_role_rules = st.mpi_rbac->role_rules;
+  }
   auto result = reconcile(world, st.cfg->opts);
   if (!result.skipped.empty()) {
     spdlog::debug("training: {} skipped: {}", who(self), result.skipped);
@@ -275,11 +321,19 @@ void on_owned(job_actor* self, controller::object_view<T>& view, const object_ev
   request_reconcile(self);
 }
 
-// The MPI hostfile ConfigMap "<job>-config" changed.
-void on_config_map(job_actor* self, const controller::owned_event& ev) {
-  if (!ev.object || ev.object->metadata.name != self->state.job->metadata.name + "-config")
+// The MPI hostfile ConfigMap "<job>-config", or the launcher's ServiceAccount, Role or
+// RoleBinding, changed.
+void on_owned_other(job_actor* self, const controller::owned_event& ev) {
+  if (!ev.object)
     return;
-  self->state.mpi_config = ev.type == watch::event_type::deleted ? nullptr : config_data(ev.object->document);
+  const bool gone = ev.type == watch::event_type::deleted;
+  if (ev.resource == "configmaps") {
+    if (ev.object->metadata.name != self->state.job->metadata.name + "-config")
+      return;
+    self->state.mpi_config = gone ? nullptr : config_data(ev.object->document);
+  } else {
+    see_rbac(self, ev.resource, ev.object->document, gone);
+  }
   request_reconcile(self);
 }
 
@@ -294,15 +348,18 @@ caf::behavior job_behavior(job_actor* self, std::shared_ptr<const job_actor_conf
     st.pods.upsert(std::move(p));
   for (auto& s : view.services)
     st.services.upsert(std::move(s));
-  for (const auto& o : view.others)
-    if (o.object->metadata.name == st.job->metadata.name + "-config")
+  for (const auto& o : view.others) {
+    if (o.resource == "configmaps" && o.object->metadata.name == st.job->metadata.name + "-config")
       st.mpi_config = config_data(o.object->document);
+    else
+      see_rbac(self, o.resource, o.object->document, false);
+  }
   request_reconcile(self);
   return {
       [self](object_event<k8s::custom_object>& ev) { on_job(self, ev); },
       [self](object_event<k8s::pod>& ev) { on_owned(self, self->state.pods, ev); },
       [self](object_event<k8s::service>& ev) { on_owned(self, self->state.services, ev); },
-      [self](controller::owned_event& ev) { on_config_map(self, ev); },
+      [self](controller::owned_event& ev) { on_owned_other(self, ev); },
       [self](reconcile_atom) { run_pass(self); },
       [self](atoms::retry_atom) { request_reconcile(self); },
       [self](wake_atom, std::uint32_t gen) {

@@ -19,6 +19,10 @@ caf::actor spawn_training_supervisor(caf::actor_system& sys, caf::actor pods_wat
   sc.pods_watch = std::move(pods_watch);
   sc.services = true;
   sc.owned.push_back({{"", "v1", "configmaps", "", "", ""}, label::job_name}); // MPI hostfiles
+  // The MPI launcher's identity and its right to exec into the workers.
+  sc.owned.push_back({{"", "v1", "serviceaccounts", "", "", ""}, label::job_name});
+  sc.owned.push_back({{"rbac.authorization.k8s.io", "v1", "roles", "", "", ""}, label::job_name});
+  sc.owned.push_back({{"rbac.authorization.k8s.io", "v1", "rolebindings", "", "", ""}, label::job_name});
   sc.route_label = label::job_name;
   sc.recorder = std::move(cfg.recorder);
   auto job_cfg = std::make_shared<const job_actor_config>(std::move(cfg.job));

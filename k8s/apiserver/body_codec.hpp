@@ -1,7 +1,8 @@
 // Request bodies in the media types kube-apiserver accepts: JSON, YAML, and the Kubernetes
 // protobuf envelope that kubectl's generator commands send (`create namespace`, `create
 // configmap`, `create secret generic`; shared/reference/k8s-wire.md §5). Protobuf is decoded
-// for Namespace, ConfigMap, Secret, ServiceAccount and ResourceQuota into the equivalent JSON object.
+// for Namespace, ConfigMap, Secret, ServiceAccount, ResourceQuota, Role and RoleBinding into the
+// equivalent JSON object.
 #pragma once
 
 #include "k8s/error.hpp"

@@ -48,6 +48,11 @@ ResourceQuotaSpec: hard scopes scopeSelector
 LimitRange: apiVersion kind metadata:ObjectMeta spec:LimitRangeSpec
 LimitRangeSpec: limits:[]LimitRangeItem
 LimitRangeItem: type max min default defaultRequest maxLimitRequestRatio
+Role: apiVersion kind metadata:ObjectMeta rules:[]PolicyRule
+PolicyRule: verbs apiGroups resources resourceNames nonResourceURLs
+RoleBinding: apiVersion kind metadata:ObjectMeta subjects:[]Subject roleRef:RoleRef
+Subject: kind apiGroup name namespace
+RoleRef: apiGroup kind name
 )";
 
 struct field_type {

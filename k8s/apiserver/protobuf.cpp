@@ -272,10 +272,58 @@ expected<json::value> decode_kind(const std::string& kind, std::string_view raw)
       obj.set("spec", std::move(spec));
       return inner;
     });
+  } else if (kind == "Role") {
+    // `kubectl create role`: rules (verbs, apiGroups, resources, resourceNames, nonResourceURLs).
+    ok = each_field(raw, [&](const field& f) {
+      if (f.number == 1)
+        return meta_field(f);
+      if (f.number != 2)
+        return true;
+      static constexpr const char* keys[] = {"verbs", "apiGroups", "resources", "resourceNames", "nonResourceURLs"};
+      json::value rule = json::object{};
+      bool inner = each_field(f.bytes, [&](const field& r) {
+        return r.number < 1 || r.number > 5 || string_list(r.bytes, rule[keys[r.number - 1]]);
+      });
+      json::value& rules = obj["rules"];
+      if (!rules.is_array())
+        rules = json::array{};
+      rules.as_array().push_back(std::move(rule));
+      return inner;
+    });
+  } else if (kind == "RoleBinding") {
+    // `kubectl create rolebinding`: subjects and roleRef.
+    ok = each_field(raw, [&](const field& f) {
+      if (f.number == 1)
+        return meta_field(f);
+      if (f.number != 2 && f.number != 3)
+        return true;
+      static constexpr const char* subject_keys[] = {"kind", "apiGroup", "name", "namespace"};
+      static constexpr const char* ref_keys[] = {"apiGroup", "kind", "name"};
+      json::value out = json::object{};
+      bool inner = each_field(f.bytes, [&](const field& x) {
+        int n = static_cast<int>(x.number);
+        if (x.bytes.empty())
+          return true; // omitempty, as kube-apiserver writes them back
+        if (f.number == 2 && n >= 1 && n <= 4)
+          out[subject_keys[n - 1]] = std::string(x.bytes);
+        if (f.number == 3 && n >= 1 && n <= 3)
+          out[ref_keys[n - 1]] = std::string(x.bytes);
+        return true;
+      });
+      if (f.number == 3) {
+        obj.set("roleRef", std::move(out));
+      } else {
+        json::value& subjects = obj["subjects"];
+        if (!subjects.is_array())
+          subjects = json::array{};
+        subjects.as_array().push_back(std::move(out));
+      }
+      return inner;
+    });
   } else {
     return error{"the body of the request was in an unknown format - accepted media types include: "
                  "application/json, application/yaml (protobuf is accepted for Namespace, ConfigMap, Secret, "
-                 "ServiceAccount and ResourceQuota only, not " + kind + ")",
+                 "ServiceAccount, ResourceQuota, Role and RoleBinding only, not " + kind + ")",
                  415, "UnsupportedMediaType"};
   }
   if (!ok)

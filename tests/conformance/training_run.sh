@@ -152,6 +152,10 @@ spec:
 EOF
 expect "the API server kept the top-level cleanPodPolicy" '^Running$' \
   k get mpijob mpi-v1 -n "$NS" -o 'jsonpath={.spec.cleanPodPolicy}'
+within 30 "its launcher's Role may exec into the two workers" 'mpi-v1-worker-0 mpi-v1-worker-1' \
+  k get role mpi-v1-launcher -n "$NS" -o 'jsonpath={.rules[1].resourceNames[*]}'
+within 60 "the launcher is created once its ServiceAccount exists (the API server's admission asks)" 'mpi-v1-launcher' \
+  k get pod mpi-v1-launcher -n "$NS" -o 'jsonpath={.spec.serviceAccountName}'
 within 60 "the MPIJob reaches Succeeded when its launcher does" 'Succeeded=True' conditions mpijob mpi-v1
 within 60 "its sleeping workers are deleted per cleanPodPolicy Running" '^0$' count_workers mpi-v1
 

@@ -85,6 +85,11 @@ within 30 "an MPIJob with containers named mpi-launcher gives its launcher mpiru
   k get pod tensorflow-mnist-elastic-launcher -o 'jsonpath={.spec.containers[0].env[?(@.name=="OMPI_MCA_plm_rsh_agent")].value}'
 expect "its ConfigMap holds the hostfile, kubexec.sh and discover_hosts.sh" 'discover_hosts.sh.*hostfile.*kubexec.sh' \
   k get configmap tensorflow-mnist-elastic-config -o 'jsonpath={.data}'
+expect "the launcher runs as its own ServiceAccount, bound to a Role that may exec into the workers" \
+  'role.rbac.authorization.k8s.io/tensorflow-mnist-elastic-launcher.*rolebinding.rbac.authorization.k8s.io/tensorflow-mnist-elastic-launcher.*serviceaccount/tensorflow-mnist-elastic-launcher' \
+  sh -c "kubectl --cache-dir $WORK/cache get role,rolebinding,serviceaccount -l training.kubeflow.org/job-name=tensorflow-mnist-elastic -o name | tr '\n' ' '"
+expect "the launcher pod has kubectl-delivery and the account" 'kubectl-delivery tensorflow-mnist-elastic-launcher' \
+  k get pod tensorflow-mnist-elastic-launcher -o 'jsonpath={.spec.initContainers[0].name} {.spec.serviceAccountName}'
 succeeds mpijob tensorflow-mnist-elastic "when its launcher does"
 within 30 "its sleeping workers are deleted (top-level cleanPodPolicy: Running)" '^0$' sh -c \
   "kubectl --cache-dir $WORK/cache get pods -l training.kubeflow.org/job-name=tensorflow-mnist-elastic,training.kubeflow.org/replica-type=worker -o name | grep -c ."

@@ -73,6 +73,12 @@ TEST_CASE("kozmo kubelet --training takes the API client's rate limit for a real
   CHECK(cmd->kubelet.kube_api_burst == 0); // twice the qps
 }
 
+TEST_CASE("kozmo kubelet --training takes the MPI launcher's kubectl-delivery image") {
+  auto cmd = parse_command_line({"kubelet", "--training", "--mpi-kubectl-delivery-image", "registry.local/kubectl-delivery:v1"});
+  REQUIRE(cmd.has_value());
+  CHECK(cmd->kubelet.mpi_kubectl_delivery_image == "registry.local/kubectl-delivery:v1");
+}
+
 TEST_CASE("kozmo extender takes the API client's rate limit, and refuses a limit of zero") {
   auto cmd = parse_command_line({"extender", "--config", "hived.yaml", "--kube-api-qps", "500", "--kube-api-burst=1000"});
   REQUIRE(cmd.has_value());

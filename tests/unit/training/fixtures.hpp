@@ -61,6 +61,9 @@ struct cluster {
   std::vector<k8s::pod> pods;
   std::vector<k8s::service> services;
   std::optional<std::map<std::string, std::string>> mpi_config;
+  std::set<std::string> mpi_rbac; // "roles/<name>", ... as created
+  std::optional<json::value> mpi_role_rules;
+  std::map<std::string, json::value> rbac_objects; // as created, by "roles/<name>"
   time_point now = t0();
   options opt;
   int next_uid = 1;
@@ -70,7 +73,7 @@ struct cluster {
   explicit cluster(const json::value& doc) : job(make_object(doc)) {}
 
   reconcile_result step() {
-    observed w{job, pods, services, mpi_config, now};
+    observed w{job, pods, services, mpi_config, now, mpi_rbac, mpi_role_rules};
     last = reconcile(w, opt);
     for (const auto& a : last.actions)
       std::visit([this](const auto& x) { apply(x); }, a);
@@ -102,6 +105,11 @@ struct cluster {
       auto s = k8s::from_json<k8s::service>(obj);
       REQUIRE(s.has_value());
       services.push_back(*s);
+    } else if (c.resource == "serviceaccounts" || c.resource == "roles" || c.resource == "rolebindings") {
+      REQUIRE(mpi_rbac.insert(c.resource + "/" + obj["metadata"].get_string("name")).second);
+      if (c.resource == "roles")
+        mpi_role_rules = obj["rules"];
+      rbac_objects[c.resource + "/" + obj["metadata"].get_string("name")] = obj;
     } else if (c.resource == "configmaps") {
       std::map<std::string, std::string> data;
       for (const auto& [k, v] : obj["data"].as_object())
@@ -139,6 +147,7 @@ struct cluster {
     for (const auto& [k, v] : p.patch.find("data")->as_object())
       (*mpi_config)[k] = v.as_string();
   }
+  void apply(const patch_role& p) { mpi_role_rules = *p.patch.find("rules"); }
   void apply(const delete_job&) { job_deleted = true; }
   void apply(const record_event&) {}
 

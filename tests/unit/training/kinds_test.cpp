@@ -237,6 +237,7 @@ TEST_CASE("an MPIJob's containers may have any name: the first is the main one")
   cluster c(job_doc("MPIJob", "mpiReplicaSpecs",
                     "{\"Launcher\":" + replica("mpi-launcher", 1) + ",\"Worker\":" + replica("mpi-worker", 2) + "}"));
   c.step();
+  c.step();
   const auto& launcher = c.pod("job-launcher");
   CHECK(env_list(launcher, "mpi-launcher") ==
         std::vector<std::string>{"OMPI_MCA_plm_rsh_agent=/etc/mpi/kubexec.sh",
@@ -267,6 +268,7 @@ TEST_CASE("a sidecar of an MPI launcher gets none of mpirun's variables") {
       parse_json(R"({"name":"sidecar","image":"busybox"})"));
   cluster c(doc);
   c.step();
+  c.step();
   CHECK(env_list(c.pod("job-launcher"), "sidecar").empty());
   CHECK(env_of(c.pod("job-launcher"), "OMPI_MCA_plm_rsh_agent") == "/etc/mpi/kubexec.sh");
 }
@@ -276,6 +278,7 @@ TEST_CASE("an MPIJob's config map holds the hostfile, kubexec.sh into the main c
                      "{\"Launcher\":" + replica("mpi", 1, "", 1) + ",\"Worker\":" + replica("mpi", 2) + "}",
                      R"("slotsPerWorker":2,"mainContainer":"trainer")");
   cluster c(doc);
+  c.step();
   c.step();
   REQUIRE(c.mpi_config.has_value());
   // A launcher with a GPU is a host too, first.
@@ -309,6 +312,7 @@ TEST_CASE("an MPIJob with the top-level cleanPodPolicy Running deletes its sleep
                     "{\"Launcher\":" + replica("mpi-launcher", 1) + ",\"Worker\":" + replica("mpi-worker", 2) + "}",
                     R"("cleanPodPolicy":"Running")"));
   c.step();
+  c.step();
   c.run_all();
   c.step();
   c.exit_with("job-launcher", "mpi-launcher", 0);
@@ -321,4 +325,53 @@ TEST_CASE("an MPIJob's containers still need a name and an image") {
   CHECK_THAT(failure_of(job_doc("MPIJob", "mpiReplicaSpecs",
                                 R"({"Launcher":{"template":{"spec":{"containers":[{"image":"x"}]}}}})")),
              Catch::Contains("spec.mpiReplicaSpecs.Launcher.template.spec.containers[0].name is missing"));
+}
+
+TEST_CASE("an MPI launcher runs as <job>-launcher, allowed to exec into its workers, once that account exists") {
+  cluster c(job_doc("MPIJob", "mpiReplicaSpecs",
+                    "{\"Launcher\":" + replica("launcher", 1) + ",\"Worker\":" + replica("worker", 2) + "}"));
+  c.step();
+  CHECK(c.mpi_rbac == std::set<std::string>{"rolebindings/job-launcher", "roles/job-launcher",
+                                            "serviceaccounts/job-launcher"});
+  CHECK(c.find_pod("job-launcher") == nullptr); // the API server would refuse it without its account
+  CHECK(c.find_pod("job-worker-1") != nullptr);
+  CHECK(c.has_event("SuccessfulCreateRole"));
+  auto role = c.rbac_objects.at("roles/job-launcher");
+  CHECK(json::dump(role["rules"]) ==
+        R"([{"apiGroups":[""],"resources":["pods"],"verbs":["get","list","watch"]},)"
+        R"({"apiGroups":[""],"resources":["pods/exec"],"verbs":["create"],"resourceNames":["job-worker-0","job-worker-1"]}])");
+  auto binding = c.rbac_objects.at("rolebindings/job-launcher");
+  CHECK(binding["subjects"].as_array().at(0).get_string("name") == "job-launcher");
+  CHECK(binding["roleRef"].get_string("name") == "job-launcher");
+  CHECK(binding.at_path({"metadata", "ownerReferences"})->as_array().at(0).get_string("uid") == "job-uid");
+
+  c.step();
+  auto job = decode_job(c.job);
+  REQUIRE(job.has_value());
+  auto pod = build_pod(*job, job->replicas.front(), 0, plan_gang(*job, {}), {});
+  CHECK(pod.at_path({"spec"})->get_string("serviceAccountName") == "job-launcher");
+  const auto& init = pod.at_path({"spec", "initContainers"})->as_array().at(0);
+  CHECK(init.get_string("name") == "kubectl-delivery");
+  CHECK(init.get_string("image") == "kubeflow/kubectl-delivery:latest");
+  REQUIRE(c.find_pod("job-launcher") != nullptr);
+  CHECK(c.step().actions.empty()); // nothing is made twice
+}
+
+TEST_CASE("a launcher naming its own service account gets no new one; the binding names it") {
+  cluster c(job_doc("MPIJob", "mpiReplicaSpecs",
+                    "{\"Launcher\":" + replica("launcher", 1, "", 0, R"("serviceAccountName":"mpi-runner",)") + "}"));
+  c.step();
+  CHECK(c.mpi_rbac.count("serviceaccounts/job-launcher") == 0);
+  CHECK(c.find_pod("job-launcher") != nullptr); // the user's account is the user's to make
+  CHECK(c.rbac_objects.at("rolebindings/job-launcher")["subjects"].as_array().at(0).get_string("name") == "mpi-runner");
+}
+
+TEST_CASE("scaling an MPIJob's workers rewrites the launcher role's exec rule") {
+  cluster c(job_doc("MPIJob", "mpiReplicaSpecs",
+                    "{\"Launcher\":" + replica("mpi", 1) + ",\"Worker\":" + replica("mpi", 1) + "}"));
+  c.settle();
+  c.job.document["spec"]["mpiReplicaSpecs"]["Worker"]["replicas"] = 2;
+  c.step();
+  REQUIRE(c.mpi_role_rules.has_value());
+  CHECK(json::dump(*c.mpi_role_rules).find("\"job-worker-1\"") != std::string::npos);
 }

@@ -111,6 +111,7 @@ TEST_CASE("an MPI job gets a hostfile config map mounted in its launcher and no 
                     "{\"Launcher\":" + replica("mpi", 1) + ",\"Worker\":" + replica("mpi", 2) + "}",
                     R"("slotsPerWorker":4)"));
   c.step();
+  c.step(); // the launcher comes once its ServiceAccount exists
   REQUIRE(c.mpi_config.has_value());
   CHECK(c.mpi_config->at("hostfile") == "job-worker-0 slots=4\njob-worker-1 slots=4\n");
   CHECK(c.services.empty());

@@ -190,6 +190,7 @@ TEST_CASE("a PyTorchJob without a master succeeds when all workers succeed") {
 TEST_CASE("an MPIJob succeeds with its launcher") {
   cluster c(job_doc("MPIJob", "mpiReplicaSpecs", "{\"Launcher\":" + replica("mpi", 1) + ",\"Worker\":" + replica("mpi", 2) + "}"));
   c.step();
+  c.step();
   c.run_all();
   c.exit_with("job-launcher", "mpi", 0);
   c.step();
