@@ -71,6 +71,25 @@ TEST_CASE("kubectl create quota's protobuf body keeps its hard limits and scopes
   CHECK(res.json().at_path({"spec", "scopes"})->as_array().at(0).as_string() == "NotTerminating");
 }
 
+TEST_CASE("kubectl create role and rolebinding protobuf bodies keep their rules, subjects and role") {
+  running_server s;
+  std::string rule = field(1, "get") + field(1, "list") + field(2, "") + field(3, "pods") + field(4, "a");
+  auto role = s.http->request("POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles",
+                              envelope("rbac.authorization.k8s.io/v1", "Role", field(1, field(1, "r")) + field(2, rule)), pb);
+  REQUIRE(role.status == 201);
+  CHECK(json::dump(*role.json().find("rules")) ==
+        R"([{"verbs":["get","list"],"apiGroups":[""],"resources":["pods"],"resourceNames":["a"]}])");
+  std::string subject = field(1, "ServiceAccount") + field(2, "") + field(3, "x") + field(4, "default");
+  std::string ref = field(1, "rbac.authorization.k8s.io") + field(2, "Role") + field(3, "r");
+  auto rb = s.http->request("POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings",
+                            envelope("rbac.authorization.k8s.io/v1", "RoleBinding",
+                                     field(1, field(1, "rb")) + field(2, subject) + field(3, ref)),
+                            pb);
+  REQUIRE(rb.status == 201);
+  CHECK(json::dump(*rb.json().find("subjects")) == R"([{"kind":"ServiceAccount","name":"x","namespace":"default"}])");
+  CHECK(str(rb.json(), {"roleRef", "name"}) == "r");
+}
+
 TEST_CASE("protobuf bodies of kinds we cannot decode get 415, garbage gets 400") {
   running_server s;
   auto res = s.http->request("POST", "/api/v1/namespaces/default/pods", envelope("v1", "Pod", field(1, field(1, "x"))), pb);
