@@ -10,12 +10,11 @@
 #include "actors/training/job_model.hpp"
 #include "actors/training/pod_builder.hpp"
 #include "actors/training/training_job_actor.hpp"
-#include "k8s/apiserver/server.hpp"
 #include "k8s/client/client.hpp"
-#include "k8s/json/yaml.hpp"
 #include "k8s/metrics/registry.hpp"
 #include "k8s/model/codec.hpp"
-#include "runtime/crds.hpp"
+
+#include "tests/actors/support/server_with_crds.hpp"
 
 #include <caf/all.hpp>
 #include <catch2/catch.hpp>
@@ -41,25 +40,13 @@ double patches_refused() {
   return at == std::string::npos ? 0 : std::strtod(text.c_str() + at + series.size(), nullptr);
 }
 
-struct fixture {
-  apiserver::server server;
-  std::shared_ptr<client::client> cli;
+struct fixture : test::server_with_crds {
   caf::actor_system_config cfg;
   std::unique_ptr<caf::actor_system> sys;
   controller::child_tools tools;
   std::vector<caf::actor> actors;
 
   fixture() {
-    REQUIRE(server.start().has_value());
-    for (const auto& file : embedded_crds()) {
-      auto docs = json::parse_yaml_documents(file.text);
-      REQUIRE(docs.has_value());
-      for (const auto& d : *docs)
-        REQUIRE(server.apply_object(d).has_value());
-    }
-    client::config cc;
-    cc.server = server.url();
-    cli = std::make_shared<client::client>(cc);
     sys = std::make_unique<caf::actor_system>(cfg);
     auto recorder = controller::spawn_event_recorder(*sys, cli);
     auto executor = controller::spawn_executor(*sys, cli, recorder);

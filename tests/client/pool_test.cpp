@@ -45,6 +45,28 @@ struct countdown {
   }
 };
 
+// A server that answers every request at once but GET /hold, which it holds until let_go():
+// with a pool of one connection, what queues behind it shows the order requests go out in.
+struct holding_server {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  scripted_server http{[this](const received_request& r, server_connection& c) {
+    if (r.target == "/hold") {
+      std::unique_lock lock(mu);
+      cv.wait(lock, [&] { return release; });
+    }
+    c.respond(200, "{}");
+  }};
+  void let_go() {
+    {
+      std::lock_guard lock(mu);
+      release = true;
+    }
+    cv.notify_all();
+  }
+};
+
 // Runs on the io thread after everything posted before it: requests started before this
 // call are then waiting for a connection.
 void drain_io_thread(client::client& k) {
@@ -68,17 +90,8 @@ TEST_CASE("a burst of concurrent requests shares at most max_connections connect
 }
 
 TEST_CASE("requests waiting for a connection go before waiting Events", "[pool]") {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool release = false;
-  scripted_server server([&](const received_request& r, server_connection& c) {
-    if (r.target == "/hold") {
-      std::unique_lock lock(mu);
-      cv.wait(lock, [&] { return release; });
-    }
-    c.respond(200, "{}");
-  });
-  client::client k(capped_config(server.url(), 1));
+  holding_server server;
+  client::client k(capped_config(server.http.url(), 1));
   countdown all(3);
   k.send(request{"GET", "/hold"}, [&](expected<response> r) { all.done(bool(r)); });
   json::value ev;
@@ -87,13 +100,9 @@ TEST_CASE("requests waiting for a connection go before waiting Events", "[pool]"
   k.create_event(ev, [&](expected<json::value> r) { all.done(bool(r)); });
   k.send(request{"GET", "/api/v1/namespaces/default/pods/p"}, [&](expected<response> r) { all.done(bool(r)); });
   drain_io_thread(k);
-  {
-    std::lock_guard lock(mu);
-    release = true;
-  }
-  cv.notify_all();
+  server.let_go();
   REQUIRE(all.wait() == 3);
-  auto seen = server.requests();
+  auto seen = server.http.requests();
   REQUIRE(seen.size() == 3);
   CHECK(seen[0].target == "/hold");
   CHECK(seen[1].target == "/api/v1/namespaces/default/pods/p");
@@ -101,17 +110,8 @@ TEST_CASE("requests waiting for a connection go before waiting Events", "[pool]"
 }
 
 TEST_CASE("a background view's requests go after the waiting requests of the client it shares", "[pool]") {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool release = false;
-  scripted_server server([&](const received_request& r, server_connection& c) {
-    if (r.target == "/hold") {
-      std::unique_lock lock(mu);
-      cv.wait(lock, [&] { return release; });
-    }
-    c.respond(200, "{}");
-  });
-  auto k = std::make_shared<client::client>(capped_config(server.url(), 1));
+  holding_server server;
+  auto k = std::make_shared<client::client>(capped_config(server.http.url(), 1));
   auto tasks = k->background_view();
   countdown all(3);
   k->send(request{"GET", "/hold"}, [&](expected<response> r) { all.done(bool(r)); });
@@ -119,13 +119,9 @@ TEST_CASE("a background view's requests go after the waiting requests of the cli
               [&](expected<response> r) { all.done(bool(r)); });
   k->send(request{"GET", "/api/v1/namespaces/default/pods/p"}, [&](expected<response> r) { all.done(bool(r)); });
   drain_io_thread(*k);
-  {
-    std::lock_guard lock(mu);
-    release = true;
-  }
-  cv.notify_all();
+  server.let_go();
   REQUIRE(all.wait() == 3);
-  auto seen = server.requests();
+  auto seen = server.http.requests();
   REQUIRE(seen.size() == 3);
   CHECK(seen[1].target == "/api/v1/namespaces/default/pods/p");
   CHECK(seen[2].target == "/apis/kozmo.io/v1alpha1/namespaces/default/taskexecutions/t");

@@ -4,13 +4,12 @@
 #include "actors/controller/event_recorder_actor.hpp"
 #include "actors/controller/executor_actor.hpp"
 #include "actors/tasks/resource_manager_actor.hpp"
-#include "k8s/apiserver/server.hpp"
 #include "k8s/client/client.hpp"
-#include "k8s/json/yaml.hpp"
 #include "messages/task_messages.hpp"
-#include "runtime/crds.hpp"
 
 #include "tests/actors/support/api_polling.hpp"
+
+#include "tests/actors/support/server_with_crds.hpp"
 
 #include <caf/all.hpp>
 #include <catch2/catch.hpp>
@@ -26,24 +25,12 @@ json::value doc(const std::string& text) {
   return *v;
 }
 
-struct fixture {
-  apiserver::server server;
-  std::shared_ptr<client::client> cli;
+struct fixture : test::server_with_crds {
   caf::actor_system_config cfg;
   std::unique_ptr<caf::actor_system> sys;
   std::vector<caf::actor> actors;
 
   fixture() {
-    REQUIRE(server.start().has_value());
-    for (const auto& file : embedded_crds()) {
-      auto docs = json::parse_yaml_documents(file.text);
-      REQUIRE(docs.has_value());
-      for (const auto& d : *docs)
-        REQUIRE(server.apply_object(d).has_value());
-    }
-    client::config cc;
-    cc.server = server.url();
-    cli = std::make_shared<client::client>(cc);
     REQUIRE(cli->create({"", "v1", "namespaces", "", "", ""},
                         doc(R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"ml"}})"))
                 .has_value());
