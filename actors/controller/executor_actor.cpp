@@ -69,10 +69,6 @@ client::resource_ref object_of(const step& s) {
   return ref;
 }
 
-bool same_object(const client::resource_ref& a, const client::resource_ref& b) {
-  return a.group == b.group && a.resource == b.resource && a.ns == b.ns && a.name == b.name;
-}
-
 // patch_step::chain_resource_version: the precondition from the last answer about the object.
 json::value chained(const execution& ex, std::size_t index, const patch_step& st) {
   auto target = object_of(ex.p.steps[index]);

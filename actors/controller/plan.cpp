@@ -25,14 +25,15 @@ std::string describe(const step& s) {
       s);
 }
 
+bool same_object(const client::resource_ref& a, const client::resource_ref& b) {
+  return a.group == b.group && a.resource == b.resource && a.ns == b.ns && a.name == b.name;
+}
+
 bool object_gone(const plan_outcome& out, const client::resource_ref& object) {
   if (out.what != plan_outcome::result::failed || out.code != 404 || out.failed_step >= out.plan.steps.size())
     return false;
   const auto* p = std::get_if<patch_step>(&out.plan.steps[out.failed_step]);
-  if (!p)
-    return false;
-  const auto& r = p->ref;
-  return r.group == object.group && r.resource == object.resource && r.ns == object.ns && r.name == object.name;
+  return p != nullptr && same_object(p->ref, object);
 }
 
 } // namespace kozmo::controller

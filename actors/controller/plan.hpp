@@ -91,6 +91,9 @@ struct plan_outcome {
 // "create pods job-worker-0", "patch pytorchjobs/status job", "delete services job-worker-0".
 std::string describe(const step& s);
 
+// Whether two references name the same object (its subresource aside).
+bool same_object(const client::resource_ref& a, const client::resource_ref& b);
+
 // The plan failed because `object` itself is gone: a write to it (or its status) answered 404.
 // The caller stops writing rather than retrying: the watch's delete follows.
 bool object_gone(const plan_outcome& out, const client::resource_ref& object);

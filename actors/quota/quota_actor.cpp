@@ -33,7 +33,7 @@ struct quota_state {
   static inline const char* name = "quota_controller";
   std::shared_ptr<client::client> cli;
   std::map<caf::actor_addr, kind> source; // watch → what it watches
-  by_namespace<k8s::custom_object> objects[5];
+  std::map<kind, by_namespace<k8s::custom_object>> objects;
   by_namespace<k8s::pod> pods;
   std::set<std::string> dirty; // namespaces whose quotas need a look
   bool flush_armed = false;
@@ -52,8 +52,8 @@ void apply(by_namespace<T>& into, watch::event_type type, const std::shared_ptr<
 
 void touch(quota_actor* self, const std::string& ns) {
   auto& st = self->state;
-  auto q = st.objects[static_cast<int>(kind::quotas)].find(ns);
-  if (q == st.objects[static_cast<int>(kind::quotas)].end() || q->second.empty())
+  auto& quotas = st.objects[kind::quotas];
+  if (auto q = quotas.find(ns); q == quotas.end() || q->second.empty())
     return; // no quota here: nothing to count
   st.dirty.insert(ns);
   if (!st.flush_armed) {
@@ -72,14 +72,14 @@ void flush(quota_actor* self) {
     for (const auto& [_, p] : st.pods[ns])
       o.pods.push_back(p.get());
     auto collect = [&](kind k, std::vector<const json::value*>& into) {
-      for (const auto& [_, x] : st.objects[static_cast<int>(k)][ns])
+      for (const auto& [_, x] : st.objects[k][ns])
         into.push_back(&x->document);
     };
     collect(kind::claims, o.claims);
     collect(kind::services, o.services);
     collect(kind::configmaps, o.configmaps);
     collect(kind::secrets, o.secrets);
-    for (const auto& [name, q] : st.objects[static_cast<int>(kind::quotas)][ns]) {
+    for (const auto& [name, q] : st.objects[kind::quotas][ns]) {
       const json::value* hard = q->document.at_path({"spec", "hard"});
       json::value status = json::object{};
       status["hard"] = hard && hard->is_object() ? *hard : json::value(json::object{});
@@ -119,7 +119,7 @@ caf::behavior quota_behavior(quota_actor* self, std::shared_ptr<client::client> 
         auto it = st.source.find(caf::actor_cast<caf::actor_addr>(self->current_sender()));
         if (it == st.source.end() || !ev.object)
           return;
-        apply(st.objects[static_cast<int>(it->second)], ev.type, ev.object);
+        apply(st.objects[it->second], ev.type, ev.object);
         touch(self, ev.object->metadata.namespace_);
       },
       [self](object_event<k8s::pod>& ev) {

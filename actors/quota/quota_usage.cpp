@@ -1,20 +1,12 @@
 #include "actors/quota/quota_usage.hpp"
 
-#include "k8s/model/quantity.hpp"
+#include "k8s/model/quantity_json.hpp"
 
 #include <algorithm>
 #include <string>
 
 namespace kozmo::quota {
 namespace {
-
-k8s::quantity quantity_in(const json::value* holder, const std::string& name) {
-  const json::value* v = holder && holder->is_object() ? holder->find(name) : nullptr;
-  if (!v)
-    return {};
-  auto q = k8s::quantity::parse(v->is_string() ? v->as_string() : json::dump(*v));
-  return q ? *q : k8s::quantity{};
-}
 
 bool ended(const k8s::pod& pod) { return pod.status.phase == "Succeeded" || pod.status.phase == "Failed"; }
 
@@ -94,7 +86,7 @@ k8s::quantity used_one(const std::string& name, const namespace_objects& o) {
       if (by_class && (!sc || !sc->is_string() || sc->as_string() != cls))
         continue;
       ++n;
-      total += quantity_in(c->at_path({"spec", "resources", "requests"}), "storage");
+      total += k8s::quantity_member(c->at_path({"spec", "resources", "requests"}), "storage");
     }
     return what == "requests.storage" ? total : count(n);
   }

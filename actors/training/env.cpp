@@ -9,13 +9,13 @@ namespace {
 
 using env_list = std::vector<std::pair<std::string, std::string>>;
 
-// The port of the replica's default container named after the kind (present after defaults).
+// The port of the replica's main container named after the kind (present after defaults).
 int replica_port(const training_job& job, const replica_spec& spec) {
   const kind_traits& k = *job.traits;
   const json::value* containers = spec.pod_template.at_path({"spec", "containers"});
   if (containers != nullptr && containers->is_array())
     for (const json::value& c : containers->as_array()) {
-      if (c.get_string("name") != k.default_container)
+      if (c.get_string("name") != spec.main_container)
         continue;
       if (const json::value* ports = c.find("ports"); ports != nullptr && ports->is_array())
         for (const json::value& p : ports->as_array())
@@ -24,6 +24,15 @@ int replica_port(const training_job& job, const replica_spec& spec) {
     }
   return k.default_port;
 }
+
+// The port of the replica type `type`, or the kind's default when the job has no such replica.
+std::string port_of(const training_job& job, std::string_view type) {
+  const replica_spec* spec = job.find(type);
+  return std::to_string(spec != nullptr ? replica_port(job, *spec) : job.traits->default_port);
+}
+
+// PaddleJob's rendezvous: master-0 with a Master (parameter-server mode), else worker-0.
+std::string_view paddle_rendezvous(const training_job& job) { return job.find("Master") != nullptr ? "Master" : "Worker"; }
 
 std::string service_host(const training_job& job, std::string_view type, int index, const options& opt) {
   std::string host = replica_object_name(job.metadata.name, type, index) + "." + job.metadata.namespace_ + ".svc";
@@ -134,15 +143,13 @@ env_list xgboost_env(const training_job& job, const replica_spec& spec, int inde
   const replica_spec* master = job.find("Master");
   const int world = job.total_replicas();
   const int rank = spec.type == "Master" ? index : index + (master != nullptr ? master->replicas : 0);
-  env_list env{{"MASTER_PORT", std::to_string(master != nullptr ? replica_port(job, *master) : job.traits->default_port)},
+  env_list env{{"MASTER_PORT", port_of(job, "Master")},
                {"MASTER_ADDR", replica_object_name(name, "Master", 0)},
                {"WORLD_SIZE", std::to_string(world)},
                {"RANK", std::to_string(rank)},
                {"PYTHONUNBUFFERED", "1"}};
   if (world > 1) {
-    const replica_spec* workers = job.find("Worker");
-    env.emplace_back("WORKER_PORT", std::to_string(workers != nullptr ? replica_port(job, *workers)
-                                                                      : job.traits->default_port));
+    env.emplace_back("WORKER_PORT", port_of(job, "Worker"));
     std::string addrs;
     for (int i = 0; i < world - 1; ++i)
       addrs += (i == 0 ? "" : ",") + replica_object_name(name, "Worker", i);
@@ -156,26 +163,22 @@ env_list xgboost_env(const training_job& job, const replica_spec& spec, int inde
 // replica_field_env), every other pod the rendezvous' service name.
 env_list paddle_env(const training_job& job, const replica_spec& spec, int index) {
   const std::string& name = job.metadata.name;
-  const replica_spec* master = job.find("Master");
-  const replica_spec* rendezvous = master != nullptr ? master : job.find("Worker");
-  const std::string port = std::to_string(rendezvous != nullptr ? replica_port(job, *rendezvous) : job.traits->default_port);
-  const bool is_rendezvous = rendezvous != nullptr && spec.type == rendezvous->type && index == 0;
+  const std::string_view rendezvous = paddle_rendezvous(job);
+  const bool is_rendezvous = spec.type == rendezvous && index == 0;
   env_list env{{"PYTHONUNBUFFERED", "1"},
                {"PADDLE_JOB_ID", name},
                {"PADDLE_NNODES", std::to_string(job.total_replicas())},
-               {"PADDLE_MASTER", (is_rendezvous ? std::string("$(POD_IP_DUMMY)")
-                                                : replica_object_name(name, rendezvous ? rendezvous->type : "Worker", 0)) +
-                                     ":" + port}};
-  if (master != nullptr)
+               {"PADDLE_MASTER", (is_rendezvous ? std::string("$(POD_IP_DUMMY)") : replica_object_name(name, rendezvous, 0)) +
+                                     ":" + port_of(job, rendezvous)}};
+  if (rendezvous == "Master")
     env.emplace_back(spec.type == "Master" ? "PADDLE_SERVER_NUM" : "PADDLE_TRAINER_NUM", "1");
   return env;
 }
 
 // jax.distributed.initialize: worker-0 coordinates.
 env_list jax_env(const training_job& job, const replica_spec& spec, int index) {
-  const replica_spec* workers = job.find("Worker");
   return {{"PYTHONUNBUFFERED", "1"},
-          {"COORDINATOR_PORT", std::to_string(workers != nullptr ? replica_port(job, *workers) : job.traits->default_port)},
+          {"COORDINATOR_PORT", port_of(job, "Worker")},
           {"COORDINATOR_ADDRESS", replica_object_name(job.metadata.name, "Worker", 0)},
           {"NUM_PROCESSES", std::to_string(job.total_replicas())},
           {"PROCESS_ID", std::to_string(spec.type == "Worker" ? index : 0)}};
@@ -209,10 +212,7 @@ env_list replica_env(const training_job& job, const replica_spec& spec, int inde
 }
 
 env_list replica_field_env(const training_job& job, const replica_spec& spec, int index) {
-  if (job.traits->kind != job_kind::paddle || index != 0)
-    return {};
-  const std::string rendezvous = job.find("Master") != nullptr ? "Master" : "Worker";
-  if (spec.type != rendezvous)
+  if (job.traits->kind != job_kind::paddle || index != 0 || spec.type != paddle_rendezvous(job))
     return {};
   return {{"POD_IP_DUMMY", "status.podIP"}};
 }

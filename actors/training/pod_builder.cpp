@@ -84,8 +84,8 @@ void mount_mpi_config(const training_job& job, const replica_spec& spec, json::v
   }
   // A worker only hosts the processes mpirun starts through kubexec.sh: without a command of
   // its own it sleeps, as the peer's workers do.
-  if (!launcher && (main->find("command") == nullptr || !(*main)["command"].is_array() ||
-                    (*main)["command"].as_array().empty())) {
+  const json::value* command = main->find("command");
+  if (!launcher && (command == nullptr || !command->is_array() || command->as_array().empty())) {
     (*main)["command"] = json::array{"sleep"};
     (*main)["args"] = json::array{"365d"};
   }
@@ -280,7 +280,7 @@ json::value build_service(const training_job& job, const replica_spec& spec, int
   json::array ports;
   if (const json::value* containers = spec.pod_template.at_path({"spec", "containers"}))
     for (const json::value& c : containers->as_array()) {
-      if (c.get_string("name") != job.traits->default_container)
+      if (c.get_string("name") != spec.main_container)
         continue;
       if (const json::value* cp = c.find("ports"); cp != nullptr && cp->is_array())
         for (const json::value& p : cp->as_array()) {
@@ -320,7 +320,7 @@ std::map<std::string, std::string> mpi_config_data(const training_job& job,
                                                    const std::vector<std::string>& running_workers) {
   const std::string slots = std::to_string(job.slots_per_worker);
   const bool gpu_launcher = is_gpu_launcher(job);
-  const std::string launcher = replica_object_name(job.metadata.name, "Launcher", 0);
+  const std::string launcher = mpi_launcher_name(job);
   std::string hostfile = gpu_launcher ? launcher + " slots=" + slots + "\n" : std::string();
   if (const replica_spec* workers = job.find("Worker"))
     for (int i = 0; i < workers->replicas; ++i)
@@ -355,17 +355,17 @@ json::value build_mpi_config_map(const training_job& job, const std::vector<std:
   return cm;
 }
 
+std::string mpi_launcher_name(const training_job& job) { return replica_object_name(job.metadata.name, "Launcher", 0); }
+
 std::string mpi_launcher_account(const training_job& job) {
   if (const replica_spec* launcher = job.find("Launcher"))
     if (const json::value* sa = launcher->pod_template.at_path({"spec", "serviceAccountName"});
         sa && sa->is_string() && !sa->as_string().empty())
       return sa->as_string();
-  return job.metadata.name + "-launcher";
+  return mpi_launcher_name(job);
 }
 
-bool mpi_launcher_account_is_ours(const training_job& job) {
-  return mpi_launcher_account(job) == job.metadata.name + "-launcher";
-}
+bool mpi_launcher_account_is_ours(const training_job& job) { return mpi_launcher_account(job) == mpi_launcher_name(job); }
 
 json::value mpi_role_rules(const training_job& job) {
   json::array workers;
@@ -394,17 +394,17 @@ json::value owned_object(const training_job& job, const char* api_version, const
 } // namespace
 
 json::value build_mpi_service_account(const training_job& job) {
-  return owned_object(job, "v1", "ServiceAccount", job.metadata.name + "-launcher");
+  return owned_object(job, "v1", "ServiceAccount", mpi_launcher_name(job));
 }
 
 json::value build_mpi_role(const training_job& job) {
-  json::value role = owned_object(job, "rbac.authorization.k8s.io/v1", "Role", job.metadata.name + "-launcher");
+  json::value role = owned_object(job, "rbac.authorization.k8s.io/v1", "Role", mpi_launcher_name(job));
   role["rules"] = mpi_role_rules(job);
   return role;
 }
 
 json::value build_mpi_role_binding(const training_job& job) {
-  const std::string name = job.metadata.name + "-launcher";
+  const std::string name = mpi_launcher_name(job);
   json::value rb = owned_object(job, "rbac.authorization.k8s.io/v1", "RoleBinding", name);
   rb["subjects"] = json::array{json::object{
       {"kind", "ServiceAccount"}, {"name", mpi_launcher_account(job)}, {"namespace", job.metadata.namespace_}}};

@@ -63,6 +63,8 @@ std::vector<std::pair<std::string, std::string>> replica_env(const training_job&
 // The MPIJob launcher's identity, as the peer gives it: the launcher's serviceAccountName, else
 // "<job>-launcher" (then Kozmo creates that ServiceAccount), a Role "<job>-launcher" that may
 // read pods and exec into the workers (kubexec.sh), and the RoleBinding between them.
+// mpi_launcher_name: "<job>-launcher", the name of the launcher pod, its Role and RoleBinding.
+std::string mpi_launcher_name(const training_job& job);
 std::string mpi_launcher_account(const training_job& job);
 bool mpi_launcher_account_is_ours(const training_job& job);
 json::value mpi_role_rules(const training_job& job);

@@ -429,7 +429,7 @@ void pass::converge_services() {
 void pass::converge_mpi_config() {
   if (job_.traits->kind != job_kind::mpi)
     return;
-  std::vector<std::string> running; // by name, as canonical_ is ordered by index
+  std::vector<std::string> running; // sorted by name, as the peer lists them (canonical_ is by index)
   for (const auto& [key, p] : canonical_)
     if (key.first == "Worker" && p->status.phase == "Running")
       running.push_back(p->metadata.name);
@@ -445,7 +445,7 @@ void pass::converge_mpi_config() {
   json::value patch = json::object{};
   for (const auto& [k, v] : data)
     patch["data"][k] = v;
-  out_.actions.push_back(patch_config_map{mpi_config_map_name(job_), std::move(patch)});
+  out_.actions.push_back(patch_object{"configmaps", mpi_config_map_name(job_), std::move(patch)});
 }
 
 // The launcher's ServiceAccount (unless its template names one), Role and RoleBinding, made
@@ -453,7 +453,7 @@ void pass::converge_mpi_config() {
 void pass::converge_mpi_rbac() {
   if (job_.traits->kind != job_kind::mpi)
     return;
-  const std::string name = job_.metadata.name + "-launcher";
+  const std::string name = mpi_launcher_name(job_);
   const std::string rbac = "rbac.authorization.k8s.io";
   if (mpi_launcher_account_is_ours(job_) && world_.mpi_rbac.count("serviceaccounts/" + name) == 0) {
     out_.actions.push_back(create_object{"serviceaccounts", build_mpi_service_account(job_)});
@@ -463,7 +463,7 @@ void pass::converge_mpi_rbac() {
     out_.actions.push_back(create_object{"roles", build_mpi_role(job_), rbac});
     event("Normal", "SuccessfulCreateRole", "Created role: " + name);
   } else if (world_.mpi_role_rules && *world_.mpi_role_rules != mpi_role_rules(job_)) {
-    out_.actions.push_back(patch_role{name, json::object{{"rules", mpi_role_rules(job_)}}});
+    out_.actions.push_back(patch_object{"roles", name, json::object{{"rules", mpi_role_rules(job_)}}, rbac});
   }
   if (world_.mpi_rbac.count("rolebindings/" + name) == 0) {
     out_.actions.push_back(create_object{"rolebindings", build_mpi_role_binding(job_), rbac});

@@ -77,15 +77,12 @@ struct release_object {
   std::string name;
   json::value patch;
 };
-// PUT-equivalent merge patch of the MPI config map's data.
-struct patch_config_map {
+// Merge patch of an owned object: the MPI config map's data, the MPI launcher's Role rules.
+struct patch_object {
+  std::string resource; // "configmaps", "roles"
   std::string name;
   json::value patch;
-};
-// Merge patch of the MPI launcher's Role (its rules follow the workers).
-struct patch_role {
-  std::string name;
-  json::value patch;
+  std::string group = {}; // "" (core) or "rbac.authorization.k8s.io"
 };
 // TTL after finish reached: DELETE the job (uid precondition).
 struct delete_job {
@@ -98,8 +95,8 @@ struct record_event {
   std::string message;
 };
 
-using action = std::variant<create_object, delete_object, adopt_object, release_object, patch_config_map, patch_role,
-                            delete_job, record_event>;
+using action = std::variant<create_object, delete_object, adopt_object, release_object, patch_object, delete_job,
+                            record_event>;
 
 struct reconcile_result {
   std::vector<action> actions;

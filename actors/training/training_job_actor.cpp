@@ -105,8 +105,7 @@ void add_steps(job_actor* self, action&& a, plan& p) {
         using namespace controller;
         if constexpr (std::is_same_v<A, create_object>) {
           auto where = core_ref(self, act.resource);
-          if (!act.group.empty())
-            where.group = act.group;
+          where.group = act.group;
           p.steps.push_back(create_step{std::move(where), std::move(act.object)});
         } else if constexpr (std::is_same_v<A, delete_object>) {
           p.steps.push_back(delete_step{core_ref(self, act.resource, act.name), act.uid, ""});
@@ -116,11 +115,9 @@ void add_steps(job_actor* self, action&& a, plan& p) {
           p.steps.push_back(patch_step{core_ref(self, act.resource, act.name), client::patch_type::strategic, act.patch});
         } else if constexpr (std::is_same_v<A, release_object>) {
           p.steps.push_back(patch_step{core_ref(self, act.resource, act.name), client::patch_type::strategic, act.patch});
-        } else if constexpr (std::is_same_v<A, patch_config_map>) {
-          p.steps.push_back(patch_step{core_ref(self, "configmaps", act.name), client::patch_type::merge, act.patch});
-        } else if constexpr (std::is_same_v<A, patch_role>) {
-          auto ref = core_ref(self, "roles", act.name);
-          ref.group = "rbac.authorization.k8s.io";
+        } else if constexpr (std::is_same_v<A, patch_object>) {
+          auto ref = core_ref(self, act.resource, act.name);
+          ref.group = act.group;
           p.steps.push_back(patch_step{std::move(ref), client::patch_type::merge, act.patch});
         } else if constexpr (std::is_same_v<A, delete_job>) {
           p.steps.push_back(delete_step{job_ref(self), act.uid, "Background"});

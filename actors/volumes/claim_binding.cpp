@@ -1,5 +1,7 @@
 #include "actors/volumes/claim_binding.hpp"
 
+#include "k8s/model/quantity_json.hpp"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -14,14 +16,6 @@ std::vector<std::string> strings_at(const json::value* list) {
       if (v.is_string())
         out.push_back(v.as_string());
   return out;
-}
-
-k8s::quantity quantity_at(const json::value* holder, std::string_view key) {
-  const json::value* v = holder ? holder->find(key) : nullptr;
-  if (!v)
-    return {};
-  auto q = k8s::quantity::parse(v->is_string() ? v->as_string() : json::dump(*v));
-  return q ? *q : k8s::quantity{};
 }
 
 bool deleting(const json::value& obj) {
@@ -44,7 +38,7 @@ claim claim_from(const json::value& pvc) {
   if (spec) {
     c.storage_class = spec->get_string("storageClassName");
     c.access_modes = strings_at(spec->find("accessModes"));
-    c.request = quantity_at(spec->at_path({"resources", "requests"}), "storage");
+    c.request = k8s::quantity_member(spec->at_path({"resources", "requests"}), "storage");
     c.volume_name = spec->get_string("volumeName");
     c.volume_mode = spec->get_string("volumeMode", "Filesystem");
     if (const json::value* sel = spec->find("selector"); sel && sel->is_object())
@@ -71,7 +65,7 @@ volume volume_from(const json::value& pv) {
   if (spec) {
     v.storage_class = spec->get_string("storageClassName");
     v.access_modes = strings_at(spec->find("accessModes"));
-    v.capacity = quantity_at(spec->find("capacity"), "storage");
+    v.capacity = k8s::quantity_member(spec->find("capacity"), "storage");
     v.volume_mode = spec->get_string("volumeMode", "Filesystem");
     v.reclaim_policy = spec->get_string("persistentVolumeReclaimPolicy", "Retain");
     if (const json::value* ref = spec->find("claimRef"); ref && ref->is_object())
@@ -130,7 +124,7 @@ pass_result plan_pass(const std::vector<claim>& claims, const std::vector<volume
     }
   }
 
-  // Claims, oldest decision first: those that name a volume, then the others by key.
+  // Claims, in the order given (the actor gives them by namespace/name).
   for (const auto& c : claims) {
     if (c.deleting)
       continue;

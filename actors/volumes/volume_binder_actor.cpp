@@ -27,7 +27,6 @@ const k8s::event_source source{"persistentvolume-controller", ""};
 
 struct binder_state {
   static inline const char* name = "volume_binder";
-  std::shared_ptr<client::client> cli;
   caf::actor executor;
   std::map<std::string, object_ptr> claims;  // by namespace/name
   std::map<std::string, object_ptr> volumes; // by name
@@ -214,7 +213,6 @@ void on_event(binder_actor* self, const object_event<k8s::custom_object>& ev) {
 
 caf::behavior binder(binder_actor* self, std::shared_ptr<client::client> cli, caf::actor recorder) {
   auto& st = self->state;
-  st.cli = cli;
   st.executor = controller::spawn_executor(self->system(), cli, recorder);
   self->link_to(st.executor);
   for (const auto& ref : {claims_ref, volumes_ref}) {

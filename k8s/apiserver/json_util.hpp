@@ -18,6 +18,16 @@ inline json::value& member_object(json::value& v, std::string_view key) {
   return m;
 }
 
+// Sets `key` of an object unless it holds a value already (null counts as unset), as the API's
+// defaulting does.
+inline void set_default(json::value& obj, std::string_view key, json::value v) {
+  if (!obj.is_object())
+    return;
+  if (const auto* existing = obj.find(key); existing && !existing->is_null())
+    return;
+  obj.as_object().set(key, std::move(v));
+}
+
 // The member `key` of `v` as an array, with the same rules.
 inline json::value& member_array(json::value& v, std::string_view key) {
   if (!v.is_object())

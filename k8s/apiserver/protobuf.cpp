@@ -93,42 +93,38 @@ bool each_field(std::string_view data, const handler& h) {
 }
 
 // map<string, string|bytes> entries: message {1: key, 2: value}.
-bool map_entry(std::string_view data, json::value& target, bool bytes_as_base64) {
-  std::string key, value;
-  bool ok = each_field(data, [&](const field& f) {
-    if (f.number == 1)
-      key = std::string(f.bytes);
-    else if (f.number == 2)
-      value = std::string(f.bytes);
-    return true;
-  });
-  if (!ok)
-    return false;
-  if (!target.is_object())
-    target = json::object{};
-  target.as_object().set(key, bytes_as_base64 ? base64_encode(value) : value);
-  return true;
+// Appends to `list` (made an array when it is not one yet): a repeated field's next element.
+void append(json::value& list, json::value item) {
+  if (!list.is_array())
+    list = json::array{};
+  list.as_array().push_back(std::move(item));
 }
 
-// map<string, resource.Quantity>: the Quantity is a message whose field 1 is its string form.
-bool quantity_map_entry(std::string_view data, json::value& target) {
+// How a map entry's value is written: text, bytes as base64, or a resource.Quantity (a message
+// whose field 1 is its string form).
+enum class map_value { text, base64, quantity };
+
+bool map_entry(std::string_view data, json::value& target, map_value form) {
   std::string key, value;
   bool ok = each_field(data, [&](const field& f) {
-    if (f.number == 1)
+    if (f.number == 1) {
       key = std::string(f.bytes);
-    else if (f.number == 2)
+    } else if (f.number == 2 && form == map_value::quantity) {
       return each_field(f.bytes, [&](const field& q) {
         if (q.number == 1)
           value = std::string(q.bytes);
         return true;
       });
+    } else if (f.number == 2) {
+      value = std::string(f.bytes);
+    }
     return true;
   });
   if (!ok)
     return false;
   if (!target.is_object())
     target = json::object{};
-  target.as_object().set(key, value);
+  target.as_object().set(key, form == map_value::base64 ? base64_encode(value) : value);
   return true;
 }
 
@@ -157,9 +153,7 @@ bool owner_reference(std::string_view data, json::value& list) {
     }
     return true;
   });
-  if (!list.is_array())
-    list = json::array{};
-  list.as_array().push_back(std::move(ref));
+  append(list, std::move(ref));
   return ok;
 }
 
@@ -180,8 +174,8 @@ bool object_meta(std::string_view data, json::value& meta) {
         m.set("creationTimestamp", format_rfc3339(*s));
       return s.has_value();
     }
-    case 11: return map_entry(f.bytes, m["labels"], false);
-    case 12: return map_entry(f.bytes, m["annotations"], false);
+    case 11: return map_entry(f.bytes, m["labels"], map_value::text);
+    case 12: return map_entry(f.bytes, m["annotations"], map_value::text);
     case 13: return owner_reference(f.bytes, m["ownerReferences"]);
     case 14: {
       json::value& list = m["finalizers"];
@@ -196,9 +190,7 @@ bool object_meta(std::string_view data, json::value& meta) {
 }
 
 bool string_list(std::string_view bytes, json::value& list) {
-  if (!list.is_array())
-    list = json::array{};
-  list.as_array().push_back(std::string(bytes));
+  append(list, std::string(bytes));
   return true;
 }
 
@@ -229,8 +221,8 @@ expected<json::value> decode_kind(const std::string& kind, std::string_view raw)
     ok = each_field(raw, [&](const field& f) {
       switch (f.number) {
       case 1: return meta_field(f);
-      case 2: return map_entry(f.bytes, obj["data"], false);
-      case 3: return map_entry(f.bytes, obj["binaryData"], true);
+      case 2: return map_entry(f.bytes, obj["data"], map_value::text);
+      case 3: return map_entry(f.bytes, obj["binaryData"], map_value::base64);
       case 4: obj.set("immutable", f.varint != 0); return true;
       default: return true;
       }
@@ -239,9 +231,9 @@ expected<json::value> decode_kind(const std::string& kind, std::string_view raw)
     ok = each_field(raw, [&](const field& f) {
       switch (f.number) {
       case 1: return meta_field(f);
-      case 2: return map_entry(f.bytes, obj["data"], true);
+      case 2: return map_entry(f.bytes, obj["data"], map_value::base64);
       case 3: obj.set("type", std::string(f.bytes)); return true;
-      case 4: return map_entry(f.bytes, obj["stringData"], false);
+      case 4: return map_entry(f.bytes, obj["stringData"], map_value::text);
       case 5: obj.set("immutable", f.varint != 0); return true;
       default: return true;
       }
@@ -264,7 +256,7 @@ expected<json::value> decode_kind(const std::string& kind, std::string_view raw)
       json::value spec = json::object{};
       bool inner = each_field(f.bytes, [&](const field& s) {
         if (s.number == 1)
-          return quantity_map_entry(s.bytes, spec["hard"]);
+          return map_entry(s.bytes, spec["hard"], map_value::quantity);
         if (s.number == 2)
           return string_list(s.bytes, spec["scopes"]);
         return true;
@@ -284,10 +276,7 @@ expected<json::value> decode_kind(const std::string& kind, std::string_view raw)
       bool inner = each_field(f.bytes, [&](const field& r) {
         return r.number < 1 || r.number > 5 || string_list(r.bytes, rule[keys[r.number - 1]]);
       });
-      json::value& rules = obj["rules"];
-      if (!rules.is_array())
-        rules = json::array{};
-      rules.as_array().push_back(std::move(rule));
+      append(obj["rules"], std::move(rule));
       return inner;
     });
   } else if (kind == "RoleBinding") {
@@ -310,14 +299,10 @@ expected<json::value> decode_kind(const std::string& kind, std::string_view raw)
           out[ref_keys[n - 1]] = std::string(x.bytes);
         return true;
       });
-      if (f.number == 3) {
+      if (f.number == 3)
         obj.set("roleRef", std::move(out));
-      } else {
-        json::value& subjects = obj["subjects"];
-        if (!subjects.is_array())
-          subjects = json::array{};
-        subjects.as_array().push_back(std::move(out));
-      }
+      else
+        append(obj["subjects"], std::move(out));
       return inner;
     });
   } else {

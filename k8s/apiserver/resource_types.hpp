@@ -52,6 +52,8 @@ struct resource_type {
   const crd_version* crd_version_of(std::string_view v) const;
   // A resource "has a spec" when writes to it bump metadata.generation on spec changes.
   bool has_spec() const;
+  // A built-in kind of that name (not a custom resource that happens to share it).
+  bool is_builtin(std::string_view k) const { return builtin && kind == k; }
 };
 
 using resource_ptr = std::shared_ptr<const resource_type>;

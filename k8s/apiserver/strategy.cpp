@@ -13,15 +13,7 @@
 namespace kozmo::apiserver {
 namespace {
 
-bool is(const resource_type& rt, std::string_view kind) { return rt.builtin && rt.kind == kind; }
-
-void set_default(json::value& obj, std::string_view key, json::value v) {
-  if (!obj.is_object())
-    return;
-  if (const auto* existing = obj.find(key); existing && !existing->is_null())
-    return;
-  obj.as_object().set(key, std::move(v));
-}
+bool is(const resource_type& rt, std::string_view kind) { return rt.is_builtin(kind); }
 
 // ---- pods --------------------------------------------------------------------------------
 

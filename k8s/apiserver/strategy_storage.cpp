@@ -4,6 +4,7 @@
 // validation), as far as a user of `kozmo local` would notice them.
 #include "k8s/apiserver/strategy_storage.hpp"
 
+#include "k8s/apiserver/json_util.hpp"
 #include "k8s/model/quantity.hpp"
 
 #include <array>
@@ -11,19 +12,7 @@
 namespace kozmo::apiserver {
 namespace {
 
-bool is(const resource_type& rt, std::string_view kind) { return rt.builtin && rt.kind == kind; }
-
-json::value& member(json::value& obj, std::string_view key) {
-  json::value& v = obj[key];
-  if (!v.is_object())
-    v = json::object{};
-  return v;
-}
-
-void set_default(json::value& obj, std::string_view key, json::value v) {
-  if (obj.is_object() && obj.find(key) == nullptr)
-    obj[key] = std::move(v);
-}
+bool is(const resource_type& rt, std::string_view kind) { return rt.is_builtin(kind); }
 
 // The volume sources a PersistentVolume may name (exactly one).
 constexpr std::array<std::string_view, 22> volume_sources{
@@ -52,7 +41,7 @@ void validate_storage_quantity(const json::value* holder, const std::string& pat
     errs.push_back(field_error::required(path));
     return;
   }
-  std::string text = storage->is_string() ? storage->as_string() : json::dump(*storage);
+  std::string text = json::scalar_text(*storage);
   auto q = k8s::quantity::parse(text);
   if (!q)
     errs.push_back(field_error::invalid(path, go_quote(text), "quantities must match the regular expression "
@@ -112,7 +101,7 @@ void validate_quota(const json::value& quota, std::vector<field_error>& errs) {
   if (!hard || !hard->is_object())
     return;
   for (const auto& [name, value] : hard->as_object()) {
-    std::string text = value.is_string() ? value.as_string() : json::dump(value);
+    std::string text = json::scalar_text(value);
     auto q = k8s::quantity::parse(text);
     if (!q)
       errs.push_back(field_error::invalid("spec.hard[" + name + "]", go_quote(text),
@@ -144,10 +133,10 @@ bool storage_kind(const resource_type& rt) {
 
 void prepare_storage_for_create(const resource_type& rt, json::value& obj) {
   if (is(rt, "PersistentVolumeClaim")) {
-    set_default(member(obj, "spec"), "volumeMode", "Filesystem");
+    set_default(member_object(obj, "spec"), "volumeMode", "Filesystem");
     obj.as_object().set("status", json::object{{"phase", "Pending"}});
   } else if (is(rt, "PersistentVolume")) {
-    json::value& spec = member(obj, "spec");
+    json::value& spec = member_object(obj, "spec");
     set_default(spec, "volumeMode", "Filesystem");
     set_default(spec, "persistentVolumeReclaimPolicy", "Retain");
     obj.as_object().set("status", json::object{{"phase", "Pending"}});

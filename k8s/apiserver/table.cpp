@@ -380,7 +380,7 @@ std::string quota_usage(const json::value& quota, bool limits) {
       continue;
     const json::value* u = used ? used->find(name) : nullptr;
     out.push_back(name + ": " + (u && u->is_string() ? u->as_string() : "0") + "/" +
-                  (value.is_string() ? value.as_string() : json::dump(value)));
+                  json::scalar_text(value));
   }
   return join(out, ", ");
 }

@@ -143,11 +143,14 @@ struct cluster {
         if (s.metadata.name == r.name)
           drop(s.metadata);
   }
-  void apply(const patch_config_map& p) {
+  void apply(const patch_object& p) {
+    if (p.resource == "roles") {
+      mpi_role_rules = *p.patch.find("rules");
+      return;
+    }
     for (const auto& [k, v] : p.patch.find("data")->as_object())
       (*mpi_config)[k] = v.as_string();
   }
-  void apply(const patch_role& p) { mpi_role_rules = *p.patch.find("rules"); }
   void apply(const delete_job&) { job_deleted = true; }
   void apply(const record_event&) {}
 
