@@ -1,4 +1,5 @@
 #include "k8s/apiserver/field_schema.hpp"
+#include "k8s/apiserver/structural.hpp"
 
 #include <map>
 #include <mutex>
@@ -177,121 +178,6 @@ void walk_schema(const json::value& schema, json::value& v, const std::string& p
   }
 }
 
-std::string json_type_name(const json::value& v) {
-  switch (v.type()) {
-  case json::value::kind::null: return "null";
-  case json::value::kind::boolean: return "boolean";
-  case json::value::kind::integer: return "integer";
-  case json::value::kind::number: return "number";
-  case json::value::kind::string: return "string";
-  case json::value::kind::array: return "array";
-  case json::value::kind::object: return "object";
-  }
-  return "null";
-}
-
-bool type_matches(std::string_view want, const json::value& v, const json::value& schema) {
-  if (schema.get_bool("x-kubernetes-int-or-string"))
-    return v.is_int() || v.is_string() || (v.is_double() && v.as_double() == static_cast<double>(static_cast<std::int64_t>(v.as_double())));
-  if (want.empty())
-    return true;
-  if (want == "integer")
-    return v.is_int() || (v.is_double() && v.as_double() == static_cast<double>(static_cast<std::int64_t>(v.as_double())));
-  if (want == "number")
-    return v.is_number();
-  if (want == "string")
-    return v.is_string();
-  if (want == "boolean")
-    return v.is_bool();
-  if (want == "object")
-    return v.is_object();
-  if (want == "array")
-    return v.is_array();
-  return true;
-}
-
-void drop_nulls(const json::value& schema, json::value& v) {
-  if (!schema.is_object())
-    return;
-  if (v.is_object()) {
-    const json::value* props = schema.find("properties");
-    const json::value* additional = schema.find("additionalProperties");
-    auto& members = v.as_object();
-    std::vector<std::string> nulls;
-    for (auto& [key, child] : members) {
-      const json::value* sub = props && props->is_object() ? props->find(key) : nullptr;
-      if (!sub && additional && additional->is_object())
-        sub = additional;
-      if (!sub)
-        continue;
-      if (child.is_null() && !sub->get_bool("nullable"))
-        nulls.push_back(key);
-      else
-        drop_nulls(*sub, child);
-    }
-    for (const auto& k : nulls)
-      members.erase(k);
-  } else if (v.is_array()) {
-    if (const json::value* items = schema.find("items"))
-      for (auto& item : v.as_array())
-        drop_nulls(*items, item);
-  }
-}
-
-void check_schema(const json::value& schema, const json::value& v, const std::string& path,
-                  std::vector<field_error>& errs) {
-  if (!schema.is_object())
-    return;
-  std::string want = schema.get_string("type");
-  if (v.is_null()) {
-    if (!schema.get_bool("nullable") && !want.empty())
-      errs.push_back(field_error::invalid(path, "\"null\"", path + " in body must be of type " + want + ": \"null\""));
-    return;
-  }
-  if (!type_matches(want, v, schema)) {
-    std::string got = json_type_name(v);
-    errs.push_back(field_error::invalid(path, go_quote(got), path + " in body must be of type " + want + ": " + go_quote(got)));
-    return;
-  }
-  if (const json::value* en = schema.find("enum"); en && en->is_array() && !en->as_array().empty()) {
-    bool found = false;
-    std::vector<std::string> allowed;
-    for (const auto& e : en->as_array()) {
-      found = found || e == v;
-      allowed.push_back(e.is_string() ? e.as_string() : json::dump(e));
-    }
-    if (!found)
-      errs.push_back(field_error::not_supported(path, v.is_string() ? v.as_string() : json::dump(v), allowed));
-  }
-  if (v.is_number()) {
-    if (const json::value* min = schema.find("minimum"); min && min->is_number() && v.as_double() < min->as_double())
-      errs.push_back(field_error::invalid(path, json::dump(v),
-                                          path + " in body should be greater than or equal to " + json::dump(*min)));
-    if (const json::value* max = schema.find("maximum"); max && max->is_number() && v.as_double() > max->as_double())
-      errs.push_back(field_error::invalid(path, json::dump(v),
-                                          path + " in body should be less than or equal to " + json::dump(*max)));
-  }
-  if (v.is_object()) {
-    if (const json::value* req = schema.find("required"); req && req->is_array())
-      for (const auto& r : req->as_array())
-        if (r.is_string() && !v.find(r.as_string()))
-          errs.push_back(field_error::required(join_path(path, r.as_string())));
-    const json::value* props = schema.find("properties");
-    const json::value* additional = schema.find("additionalProperties");
-    for (const auto& [key, child] : v.as_object()) {
-      const json::value* sub = props && props->is_object() ? props->find(key) : nullptr;
-      if (!sub && additional && additional->is_object())
-        sub = additional;
-      if (sub)
-        check_schema(*sub, child, join_path(path, key), errs);
-    }
-  } else if (v.is_array()) {
-    if (const json::value* items = schema.find("items"))
-      for (std::size_t i = 0; i < v.as_array().size(); ++i)
-        check_schema(*items, v.as_array()[i], path + "[" + std::to_string(i) + "]", errs);
-  }
-}
-
 json::value openapi_of(const std::string& type, int depth) {
   const auto& table = type_table();
   auto it = table.find(type);
@@ -350,24 +236,11 @@ std::vector<std::string> find_unknown_fields(const resource_type& rt, std::strin
 }
 
 std::vector<field_error> validate_custom_resource(const resource_type& rt, std::string_view version, json::value& obj) {
-  std::vector<field_error> errs;
   const crd_version* cv = rt.crd_version_of(version);
   if (!cv || cv->schema.is_null() || !obj.is_object())
-    return errs;
-  drop_nulls(cv->schema, obj);
-  const json::value* props = cv->schema.find("properties");
-  if (const json::value* req = cv->schema.find("required"); req && req->is_array())
-    for (const auto& r : req->as_array())
-      if (r.is_string() && !obj.find(r.as_string()))
-        errs.push_back(field_error::required(r.as_string()));
-  for (const auto& [key, child] : obj.as_object()) {
-    if (key == "apiVersion" || key == "kind" || key == "metadata")
-      continue;
-    const json::value* sub = props && props->is_object() ? props->find(key) : nullptr;
-    if (sub)
-      check_schema(*sub, child, key, errs);
-  }
-  return errs;
+    return {};
+  default_custom_resource(cv->schema, obj);
+  return check_custom_resource(cv->schema, obj);
 }
 
 json::value builtin_openapi_schema(std::string_view kind) {

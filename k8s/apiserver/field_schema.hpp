@@ -25,9 +25,8 @@ enum class field_validation { ignore, warn, strict };
 std::vector<std::string> find_unknown_fields(const resource_type& rt, std::string_view version, json::value& obj,
                                              bool prune);
 
-// Custom resources: types, required fields, enums and bounds from the CRD schema
-// (422 Invalid causes). Null values of non-nullable fields are removed first, as
-// kube-apiextensions prunes them.
+// Custom resources: nulls of non-nullable fields dropped and defaults applied (in place), then
+// the schema's value validations as 422 Invalid causes (see structural.hpp).
 std::vector<field_error> validate_custom_resource(const resource_type& rt, std::string_view version,
                                                   json::value& obj);
 

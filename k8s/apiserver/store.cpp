@@ -2,6 +2,7 @@
 // termination are in store_lifecycle.cpp.
 #include "k8s/apiserver/store_impl.hpp"
 #include "k8s/apiserver/json_util.hpp"
+#include "k8s/apiserver/structural.hpp"
 
 #include <algorithm>
 
@@ -511,11 +512,29 @@ expected<ok_t> store::impl::register_crd_checked(json::value& crd, bool dry_run)
   return ok;
 }
 
+// kube-apiserver applies a CRD's defaults when it reads objects from etcd, without writing them
+// back: stored objects show a default added later. Here the stored copies are defaulted in place
+// when the schema changes (no new resourceVersion, no watch event, nothing journaled).
+void store::impl::default_stored_objects(const resource_type& rt) {
+  const crd_version* cv = rt.crd_version_of(rt.version);
+  if (!cv || !schema_has_defaults(cv->schema))
+    return;
+  auto it = data.find(rt.key());
+  if (it == data.end())
+    return;
+  for (auto& [key, obj] : it->second) {
+    json::value copy = *obj;
+    if (default_custom_resource(cv->schema, copy))
+      obj = std::make_shared<const json::value>(std::move(copy));
+  }
+}
+
 expected<ok_t> store::impl::register_crd(json::value& crd) {
   auto rt = registry.add_crd(crd);
   if (!rt)
     return rt.err();
   ++resources_gen;
+  default_stored_objects(**rt);
   // What kube-apiextensions reports once a CRD is served.
   json::value names = crd.at_path({"spec", "names"}) ? *crd.at_path({"spec", "names"}) : json::value(json::object{});
   if (!names.find("singular"))

@@ -101,6 +101,7 @@ struct store::impl {
                                                    const object_ptr&)>& fn);
   void drop_custom_resources(const resource_type& crd_type);
   expected<ok_t> register_crd(json::value& crd);
+  void default_stored_objects(const resource_type& rt);
   void rebuild_after_load();
   void persist_put(const std::string& resource, const std::string& key, const json::value& obj);
   void persist_delete(const std::string& resource, const std::string& key);

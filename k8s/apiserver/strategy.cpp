@@ -1,4 +1,5 @@
 #include "k8s/apiserver/strategy.hpp"
+#include "k8s/apiserver/structural.hpp"
 #include "k8s/apiserver/strategy_storage.hpp"
 #include "k8s/apiserver/json_util.hpp"
 
@@ -178,6 +179,14 @@ void validate_metadata(const resource_type& rt, const json::value& obj, std::vec
   }
   if (!meta)
     return;
+  if (const auto* annotations = meta->find("annotations"); annotations && annotations->is_object()) {
+    // ObjectMeta's total annotation size (keys and values), as kube-apiserver counts it.
+    std::size_t total = 0;
+    for (const auto& [k, v] : annotations->as_object())
+      total += k.size() + (v.is_string() ? v.as_string().size() : 0);
+    if (total > 256 * 1024)
+      errs.push_back({"metadata.annotations", "FieldValueTooLong", "Too long: must have at most 262144 bytes"});
+  }
   if (const auto* labels = meta->find("labels"); labels && labels->is_object()) {
     for (const auto& [k, v] : labels->as_object()) {
       auto key_problems = k8s::validate_qualified_name(k);
@@ -490,6 +499,9 @@ std::vector<field_error> validate_object(const resource_type& rt, const json::va
       if (!before.empty() && before != after)
         errs.push_back(field_error::invalid("spec.clusterIPs[0]", go_quote(after), "may not change once set"));
     }
+  } else if (is(rt, "CustomResourceDefinition")) {
+    auto more = check_crd_schemas(obj);
+    errs.insert(errs.end(), more.begin(), more.end());
   } else if (is(rt, "ConfigMap") || is(rt, "Secret")) {
     if (old && old->get_bool("immutable") && (obj.find("data") ? *obj.find("data") : json::value()) !=
                                                  (old->find("data") ? *old->find("data") : json::value()))
