@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 
 namespace kozmo::training {
 namespace {
@@ -387,6 +388,12 @@ expected<training_job> decode_job(const k8s::custom_object& object) {
     return invalid("spec is missing: give " + std::string(job.traits->replica_specs_key));
   if (const json::value* st = object.document.find("status"))
     job.status = status_from_json(*st);
+  if (auto it = object.metadata.annotations.find(recreated_pods_annotation); it != object.metadata.annotations.end()) {
+    int n = 0;
+    auto [end, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), n);
+    if (ec == std::errc{} && n > job.status.recreated_pods)
+      job.status.recreated_pods = n;
+  }
   const kind_traits& k = *job.traits;
   const std::string specs_path = "spec." + std::string(k.replica_specs_key);
   const json::value* specs = spec->find(k.replica_specs_key);

@@ -79,8 +79,6 @@ json::value to_json(const job_status& s) {
   k8s::put_time(out, "startTime", s.start_time);
   k8s::put_time(out, "completionTime", s.completion_time);
   k8s::put_time(out, "lastReconcileTime", s.last_reconcile_time);
-  if (s.recreated_pods != 0)
-    out["recreatedPods"] = s.recreated_pods;
   return out;
 }
 
@@ -94,8 +92,6 @@ json::value status_patch(const job_status& before, const job_status& after) {
   clear("startTime", before.start_time.has_value());
   clear("completionTime", before.completion_time.has_value());
   clear("lastReconcileTime", before.last_reconcile_time.has_value());
-  if (before.recreated_pods != 0 && after.recreated_pods == 0)
-    out["recreatedPods"] = 0;
   for (const auto& [type, rs] : before.replica_statuses)
     if (after.replica_statuses.count(type) == 0)
       out["replicaStatuses"][type] = nullptr;

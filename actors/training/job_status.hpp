@@ -11,9 +11,13 @@
 //   - condition "Stuck": pods that cannot start (image pull errors, config errors, a gang
 //     that cannot be scheduled); its lastTransitionTime starts the grace period, and it is
 //     removed (not set to False) once the pods start;
-//   - status.recreatedPods: pods deleted and recreated to restart a replica, so that
-//     backoffLimit counts them (the peer only counts in-place container restarts).
+//   - the count of pods deleted and recreated to restart a replica, so that backoffLimit
+//     counts them (the peer only counts in-place container restarts). It is kept in the
+//     job's annotation kozmo.io/recreated-pods, not in status: the peer's CRDs, when
+//     installed instead of Kozmo's, would prune a status field they do not declare.
 #pragma once
+
+#include <string_view>
 
 #include "k8s/json/value.hpp"
 #include "k8s/model/time.hpp"
@@ -25,6 +29,9 @@
 #include <vector>
 
 namespace kozmo::training {
+
+// Where a job's count of recreated pods is kept (a decimal string).
+inline constexpr std::string_view recreated_pods_annotation = "kozmo.io/recreated-pods";
 
 using k8s::time_point;
 

@@ -365,6 +365,8 @@ void pass::converge() {
       delete_pod(*r.pod, false);
       ++status_.recreated_pods;
     }
+    json::value annotations = json::object{{std::string(recreated_pods_annotation), std::to_string(status_.recreated_pods)}};
+    out_.actions.push_back(patch_job{json::object{{"metadata", json::object{{"annotations", std::move(annotations)}}}}});
     std::string msg = job_ref() + " is restarting because";
     bool first = true;
     for (const auto& [type, n] : per_type) {

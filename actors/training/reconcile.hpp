@@ -84,6 +84,10 @@ struct patch_object {
   json::value patch;
   std::string group = {}; // "" (core) or "rbac.authorization.k8s.io"
 };
+// Merge patch of the job itself (not its status): the recreated-pods annotation.
+struct patch_job {
+  json::value patch;
+};
 // TTL after finish reached: DELETE the job (uid precondition).
 struct delete_job {
   std::string uid;
@@ -95,7 +99,7 @@ struct record_event {
   std::string message;
 };
 
-using action = std::variant<create_object, delete_object, adopt_object, release_object, patch_object, delete_job,
+using action = std::variant<create_object, delete_object, adopt_object, release_object, patch_object, patch_job, delete_job,
                             record_event>;
 
 struct reconcile_result {

@@ -119,6 +119,8 @@ void add_steps(job_actor* self, action&& a, plan& p) {
           auto ref = core_ref(self, act.resource, act.name);
           ref.group = act.group;
           p.steps.push_back(patch_step{std::move(ref), client::patch_type::merge, act.patch});
+        } else if constexpr (std::is_same_v<A, patch_job>) {
+          p.steps.push_back(patch_step{job_ref(self), client::patch_type::merge, act.patch});
         } else if constexpr (std::is_same_v<A, delete_job>) {
           p.steps.push_back(delete_step{job_ref(self), act.uid, "Background"});
         } else {

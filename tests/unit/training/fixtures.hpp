@@ -151,6 +151,7 @@ struct cluster {
     for (const auto& [k, v] : p.patch.find("data")->as_object())
       (*mpi_config)[k] = v.as_string();
   }
+  void apply(const patch_job& p) { job = make_object(json::apply_merge_patch(job.document, p.patch)); }
   void apply(const delete_job&) { job_deleted = true; }
   void apply(const record_event&) {}
 
@@ -194,6 +195,11 @@ struct cluster {
     return st != nullptr ? status_from_json(*st) : job_status{};
   }
   bool condition(std::string_view type) const { return has_true(status(), type); }
+  // The job's kozmo.io/recreated-pods annotation ("" when absent).
+  std::string recreated_pods() const {
+    const json::value* a = job.document.at_path({"metadata", "annotations"});
+    return a != nullptr ? a->get_string(recreated_pods_annotation) : "";
+  }
   std::string reason_of(std::string_view type) const {
     auto s = status();
     const job_condition* c = find_condition(s, type);
