@@ -133,6 +133,10 @@ Usage:
       --kube-api-qps N          API requests per second (default 200; bindings go first)
       --kube-api-burst N        requests allowed above that in a burst (default 400)
       --log-level LEVEL
+  kozmo crds [flags]        print Kozmo's CRDs (JSON; `kozmo crds | kubectl create -f -`)
+      --kind KIND               only this kind (repeatable; e.g. PyTorchJob)
+      --pod-schema FILE         give pod templates the full schema of the OpenAPI v2 document
+                                FILE (`kubectl get --raw /openapi/v2`), as the peer's CRDs have
   kozmo version
   kozmo help
 )";
@@ -216,6 +220,20 @@ expected<command> parse_command_line(const std::vector<std::string>& args) {
       return st.err();
     if (o.config.empty())
       return error::bad_request("kozmo extender: --config FILE (a HiveD configuration) is required");
+    return cmd;
+  }
+  if (sub == "crds") {
+    cmd.what = command::kind::crds;
+    auto& o = cmd.crds;
+    std::map<std::string, flag> flags{
+        {"pod-schema", string_flag(o.pod_schema)},
+        {"kind", {true, [&o](const std::string& v) -> status {
+                    o.kinds.push_back(v);
+                    return ok;
+                  }}},
+    };
+    if (auto st = parse_flags(sub, rest, args.end(), flags); !st)
+      return st.err();
     return cmd;
   }
   return error::bad_request("unknown command \"" + sub + "\"; run `kozmo help`");

@@ -52,12 +52,19 @@ struct extender_cli_options {
   int kube_api_burst = 0;
 };
 
+// Prints Kozmo's CRDs (what `kozmo local` installs), for `kubectl create -f -`.
+struct crds_options {
+  std::string pod_schema;          // an OpenAPI v2 document: give templates their full schema
+  std::vector<std::string> kinds;  // only these kinds ("PyTorchJob"); empty = all
+};
+
 struct command {
-  enum class kind { local, kubelet, apiserver, extender, version, help } what = kind::help;
+  enum class kind { local, kubelet, apiserver, extender, crds, version, help } what = kind::help;
   local_options local;
   kubelet_options kubelet;
   apiserver_options apiserver;
   extender_cli_options extender;
+  crds_options crds;
 };
 
 // Parses argv (without the program name). Errors say which flag is wrong and why.

@@ -12,5 +12,7 @@ int run_kubelet(const kubelet_options& opts);
 int run_apiserver(const apiserver_options& opts);
 // `kozmo extender`: kube-scheduler's extender in its own process (extender_mode.cpp).
 int run_extender(const extender_cli_options& opts);
+// `kozmo crds`: prints Kozmo's CRDs (crds_mode.cpp).
+int run_crds(const crds_options& opts);
 
 } // namespace kozmo::runtime

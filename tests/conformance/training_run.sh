@@ -174,6 +174,73 @@ expect "kubectl delete the running job" 'deleted' k delete pytorchjob endless -n
 within 60 "the garbage collector deletes its pods" '^0$' count_of pods endless
 within 60 "and its services" '^0$' count_of services endless
 
+# The peer's form of the PyTorchJob CRD: the whole pod-template schema (~500 KB, structural,
+# with defaults), written by `kozmo crds --pod-schema` from this cluster's own OpenAPI document
+# and installed instead of Kozmo's. kube-apiserver now prunes and defaults inside templates.
+FULL="$RUNDIR/pytorchjobs-full.json"
+k get --raw /openapi/v2 >"$RUNDIR/openapi-v2.json"
+expect "kozmo crds writes the PyTorchJob CRD with the full pod-template schema" 'PodSpec' \
+  bash -c '"$1" crds --kind PyTorchJob --pod-schema "$2" >"$3" && grep -m1 -o "PodSpec" "$3"' _ "$KOZMO" "$RUNDIR/openapi-v2.json" "$FULL"
+full_size=$(wc -c <"$FULL")
+if [ "$full_size" -gt 400000 ]; then ok "the full-schema CRD is $full_size bytes"; else bad "the full-schema CRD is large" "$full_size bytes"; fi
+k delete pytorchjobs --all -n "$NS" >/dev/null
+expect "Kozmo's PyTorchJob CRD is deleted" 'deleted' k delete crd pytorchjobs.kubeflow.org
+expect "kube-apiserver accepts the full-schema CRD" 'created' k create -f "$FULL"
+within 30 "the full-schema CRD is established" 'True' \
+  k get crd pytorchjobs.kubeflow.org -o 'jsonpath={.status.conditions[?(@.type=="Established")].status}'
+MASTER_DURATION=3s
+within 30 "a PyTorchJob is accepted under it" 'created' k create -f - <<<"$(job full-ok 3s OnFailure)"
+within 60 "it reaches Succeeded" 'Succeeded=True' conditions pytorchjob full-ok
+MASTER_DURATION=forever
+expect "create a job whose workers exit 137 every time (ExitCode: recreated)" 'created' \
+  k create -f - <<<"$(job full-failing 500ms ExitCode 137 3)"
+within 90 "it ends Failed at its backoffLimit although the peer's status schema has no place for Kozmo's count" \
+  'Failed=True' conditions pytorchjob full-failing
+expect "the count of recreated pods (2, the 3rd restart ends it) is in the job's annotation" '^[2-9]$' \
+  k get pytorchjob full-failing -n "$NS" -o 'jsonpath={.metadata.annotations.kozmo\.io/recreated-pods}'
+
+# The same job, written with a field no schema knows and a port without a protocol, on both
+# servers: what each stores must be the same.
+probe() {
+  cat <<EOF
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: probe
+  namespace: $1
+spec:
+  runPolicy:
+    backoffLimit: 2
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      restartPolicy: OnFailure
+      template:
+        metadata:
+          annotations:
+            kozmo.io/sim-duration: forever
+          bogusMeta: x
+        spec:
+          containers:
+          - name: pytorch
+            image: kubeflowkatib/pytorch-mnist:v1beta1-45c5727
+            bogusField: 1
+            ports:
+            - containerPort: 23456
+              name: pytorchjob-port
+            resources:
+              limits:
+                cpu: 1
+                nvidia.com/gpu: "2"
+EOF
+}
+expect "kube-apiserver stores a job written with unknown template fields (kubectl --validate=false)" 'created' \
+  k create --validate=false -f - <<<"$(probe "$NS")"
+k get pytorchjob probe -n "$NS" -o 'jsonpath={.spec}' >"$RUNDIR/probe-real.json"
+expect "... pruned inside the template, with protocol TCP and runPolicy.suspend false defaulted" \
+  '"protocol":"TCP".*"suspend":false' cat "$RUNDIR/probe-real.json"
+expect "... and the unknown fields are gone" '^0$' bash -c 'grep -c bogus "$1"; true' _ "$RUNDIR/probe-real.json"
+
 warnings=$(grep -E 'training: .*(retrying|ended)' "$RUNDIR/kozmo.log" | head -n 20)
 if [ -z "$warnings" ]; then ok "the training controller logged no failed API calls"; else
   # 409s while a deleted pod terminates are expected on a real cluster; show them, do not fail.
@@ -185,4 +252,31 @@ rc=$?
 CTRL_PID=""
 if [ "$rc" = 0 ]; then ok "kozmo kubelet --training stops on SIGTERM with status 0"; else bad "kozmo stops on SIGTERM" "status $rc"; fi
 k delete namespace "$NS" --wait=false >/dev/null
+
+# kozmo local with the same full-schema CRD installed instead of its own: the same job stores
+# the same spec as on kube-apiserver, and a job runs to Succeeded under it.
+log "starting kozmo local"
+LKC="$RUNDIR/local.kubeconfig"
+"$KOZMO" local --nodes 2 --gpus-per-node 4 --write-kubeconfig "$LKC" >"$RUNDIR/kozmo-local.log" 2>&1 &
+CTRL_PID=$!
+echo "$CTRL_PID" >"$RUNDIR/kozmo.pid"
+kl() { kubectl --kubeconfig "$LKC" --cache-dir "$RUNDIR/kubectl-cache-local" --request-timeout=20s "$@" 2>&1; }
+within 30 "kozmo local serves its PyTorchJob CRD" 'pytorchjobs.kubeflow.org' kl get crd
+expect "kozmo local: Kozmo's PyTorchJob CRD is deleted" 'deleted' kl delete crd pytorchjobs.kubeflow.org
+expect "kozmo local accepts the full-schema CRD" 'created' kl create -f "$FULL"
+expect "kozmo local stores the job written with unknown template fields" 'created' \
+  kl create --validate=false -f - <<<"$(probe default)"
+kl get pytorchjob probe -n default -o 'jsonpath={.spec}' >"$RUNDIR/probe-local.json"
+expect "... exactly the spec kube-apiserver stored (pruned and defaulted alike)" '^same$' \
+  bash -c 'cmp -s "$1" "$2" && echo same || { echo differ; cat "$1"; echo; cat "$2"; }' _ "$RUNDIR/probe-real.json" "$RUNDIR/probe-local.json"
+NS=default
+MASTER_DURATION=3s
+expect "kozmo local: a PyTorchJob under the full-schema CRD" 'created' kl create -f - <<<"$(job full-ok 3s OnFailure)"
+within 60 "kozmo local: it reaches Succeeded" 'Succeeded=True' \
+  kl get pytorchjob full-ok -n default -o 'jsonpath={range .status.conditions[*]}{.type}={.status} {end}'
+kill -TERM "$CTRL_PID"
+wait "$CTRL_PID"
+rc=$?
+CTRL_PID=""
+if [ "$rc" = 0 ]; then ok "kozmo local stops on SIGTERM with status 0"; else bad "kozmo local stops on SIGTERM" "status $rc"; fi
 finish

@@ -98,3 +98,16 @@ TEST_CASE("kozmo local takes a configuration file") {
   CHECK(cmd->local.config_file == "/etc/kozmo/config.yaml");
   CHECK(parse_command_line({"local"})->local.config_file.empty());
 }
+
+TEST_CASE("kozmo crds takes repeated --kind and an OpenAPI document for the pod schema") {
+  auto cmd = parse_command_line({"crds", "--kind", "PyTorchJob", "--kind=TFJob", "--pod-schema", "openapi.json"});
+  REQUIRE(cmd.has_value());
+  CHECK(cmd->what == command::kind::crds);
+  CHECK(cmd->crds.kinds == std::vector<std::string>{"PyTorchJob", "TFJob"});
+  CHECK(cmd->crds.pod_schema == "openapi.json");
+  auto bare = parse_command_line({"crds"});
+  REQUIRE(bare.has_value());
+  CHECK(bare->crds.kinds.empty());
+  CHECK(bare->crds.pod_schema.empty());
+  CHECK_FALSE(parse_command_line({"crds", "--pod-schema"}).has_value());
+}
