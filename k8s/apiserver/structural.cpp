@@ -20,14 +20,19 @@ const json::value* member_schema(const json::value& schema, std::string_view key
   return additional && additional->is_object() ? additional : nullptr;
 }
 
+// At an object's root, metadata is ObjectMeta's business, never the schema's.
+bool outside_schema(std::string_view key, bool root) {
+  return root && (key == "metadata" || key == "apiVersion" || key == "kind");
+}
+
 // Nulls of fields that are not nullable go, as kube-apiextensions prunes them.
-bool drop_nulls(const json::value& schema, json::value& v) {
+bool drop_nulls(const json::value& schema, json::value& v, bool root = false) {
   bool changed = false;
   if (v.is_object()) {
     auto& members = v.as_object();
     std::vector<std::string> nulls;
     for (auto& [key, child] : members) {
-      const json::value* sub = member_schema(schema, key);
+      const json::value* sub = outside_schema(key, root) ? nullptr : member_schema(schema, key);
       if (!sub)
         continue;
       if (child.is_null() && !sub->get_bool("nullable"))
@@ -47,18 +52,18 @@ bool drop_nulls(const json::value& schema, json::value& v) {
 }
 
 // Absent members get their default, then every member (defaulted or not) is defaulted inside.
-bool apply_defaults(const json::value& schema, json::value& v) {
+bool apply_defaults(const json::value& schema, json::value& v, bool root = false) {
   bool changed = false;
   if (v.is_object()) {
     auto& members = v.as_object();
     if (const json::value* props = schema.find("properties"); props && props->is_object())
       for (const auto& [key, sub] : props->as_object())
-        if (const json::value* def = sub.find("default"); def && !members.find(key)) {
+        if (const json::value* def = sub.find("default"); def && !outside_schema(key, root) && !members.find(key)) {
           members.set(key, *def);
           changed = true;
         }
     for (auto& [key, child] : members)
-      if (const json::value* sub = member_schema(schema, key))
+      if (const json::value* sub = outside_schema(key, root) ? nullptr : member_schema(schema, key))
         changed = apply_defaults(*sub, child) || changed;
   } else if (v.is_array()) {
     if (const json::value* items = schema.find("items"); items && items->is_object())
@@ -481,32 +486,8 @@ std::vector<field_error> check_crd_schemas(const json::value& crd) {
 bool default_custom_resource(const json::value& schema, json::value& obj) {
   if (!schema.is_object() || !obj.is_object())
     return false;
-  // The root as any object, except that metadata is ObjectMeta's business, never the schema's.
-  auto skip = [](std::string_view key) { return key == "metadata" || key == "apiVersion" || key == "kind"; };
-  auto& members = obj.as_object();
-  bool changed = false;
-  std::vector<std::string> nulls;
-  for (auto& [key, child] : members) {
-    const json::value* sub = skip(key) ? nullptr : member_schema(schema, key);
-    if (!sub)
-      continue;
-    if (child.is_null() && !sub->get_bool("nullable"))
-      nulls.push_back(key);
-    else
-      changed = drop_nulls(*sub, child) || changed;
-  }
-  for (const auto& k : nulls)
-    members.erase(k);
-  if (const json::value* props = schema.find("properties"); props && props->is_object())
-    for (const auto& [key, sub] : props->as_object())
-      if (const json::value* def = sub.find("default"); def && !skip(key) && !members.find(key)) {
-        members.set(key, *def);
-        changed = true;
-      }
-  for (auto& [key, child] : members)
-    if (const json::value* sub = skip(key) ? nullptr : member_schema(schema, key))
-      changed = apply_defaults(*sub, child) || changed;
-  return changed || !nulls.empty();
+  const bool dropped = drop_nulls(schema, obj, true);
+  return apply_defaults(schema, obj, true) || dropped;
 }
 
 std::vector<field_error> check_custom_resource(const json::value& schema, const json::value& obj) {
