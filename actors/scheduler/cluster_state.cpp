@@ -65,7 +65,10 @@ cluster_state::cluster_state(const cluster_model& model)
       bound_at_(model.tree.size(), -1), avail_(model.tree.size(), 0),
       fit_vc_(model.tree.size(), 0), fit_top_(model.tree.size(), 0) {
   const cell_tree& tree = model.tree;
-  for (cell_id id = 0; id < tree.size(); ++id) avail_[id] = tree.at(id).leaf_count;
+  for (cell_id id = 0; id < tree.size(); ++id) {
+    avail_[id] = tree.at(id).leaf_count;
+    if (tree.at(id).children.empty()) ++total_avail_;
+  }
   // Every cell inside a node starts whole; kinds and positions in tree order.
   std::vector<cell_id> by_rank(tree.size());
   for (cell_id id = 0; id < tree.size(); ++id) by_rank[static_cast<std::size_t>(bindings.tree_rank(id))] = id;
@@ -138,6 +141,12 @@ cluster_state::cluster_state(const cluster_model& model)
       pinned_used.push_back(vc.pinned_cells[i]);
     }
   }
+  vc_unused_.resize(model.vcs.size());
+  for (const auto& c : vc_cells)
+    if (!c.pinned) {
+      vc_unused_[static_cast<std::size_t>(c.vc)][c.leaf_type] += c.leaf_count;
+      vc_unused_[static_cast<std::size_t>(c.vc)][""] += c.leaf_count;
+    }
   // A pinned cell no VC names is still off limits for virtual cells (the configuration check
   // counted it out); opportunistic pods may use its GPUs.
   for (cell_id id = 0; id < tree.size(); ++id) {
@@ -183,6 +192,7 @@ void cluster_state::leaf_changed(cell_id leaf, bool was_avail) {
       }
     }
     avail_[up] += delta;
+    if (up == leaf) total_avail_ += delta;
     if ((bound_at_[up] >= 0 || t.at(up).parent == no_cell) && (dirty_.empty() || dirty_.back() != up))
       dirty_.push_back(up);
   }
@@ -380,9 +390,28 @@ void cluster_state::unbind(int index) {
   c.doomed = false;
 }
 
+void cluster_state::add_use(int index, int leaves) {
+  vc_cell& c = vc_cells[index];
+  c.used += leaves;
+  if (!c.pinned) {
+    vc_unused_[static_cast<std::size_t>(c.vc)][c.leaf_type] -= leaves;
+    vc_unused_[static_cast<std::size_t>(c.vc)][""] -= leaves;
+  }
+}
+
+int cluster_state::vc_unused(int vc, const std::string& leaf_type) const {
+  const auto& by_type = vc_unused_[static_cast<std::size_t>(vc)];
+  auto it = by_type.find(leaf_type);
+  return it == by_type.end() ? 0 : it->second;
+}
+
 void cluster_state::release_use(int index, int leaves) {
   vc_cell& c = vc_cells[index];
   c.used -= leaves;
+  if (!c.pinned) {
+    vc_unused_[static_cast<std::size_t>(c.vc)][c.leaf_type] += leaves;
+    vc_unused_[static_cast<std::size_t>(c.vc)][""] += leaves;
+  }
   if (c.used > 0 || c.pinned || c.doomed) return;
   unbind(index);
   // Healthy capacity came back while GPUs are bad: re-doom, once for a burst of releases.

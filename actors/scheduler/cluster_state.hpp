@@ -66,6 +66,8 @@ public:
   int used_leaves(cell_id id) const { return used_[id]; }
   // Leaves under a cell that are free, unreserved and healthy.
   int avail_leaves(cell_id id) const { return avail_[id]; }
+  // The same over the whole cluster.
+  int total_avail() const { return total_avail_; }
   void set_owner(cell_id leaf, int group);    // -1 frees
   void set_reserver(cell_id leaf, int group); // -1 clears
   int tree_rank(cell_id id) const { return bindings.tree_rank(id); }
@@ -139,8 +141,12 @@ public:
   // lies outside them.
   cell_id smallest_whole(const std::string& leaf_type, int need, int below) const;
   void unbind(int vc_cell_index);
-  // Called when a VC's guaranteed group stops using a virtual cell's GPUs.
+  // A VC's guaranteed group starts / stops using a virtual cell's GPUs.
+  void add_use(int vc_cell_index, int leaves);
   void release_use(int vc_cell_index, int leaves);
+  // Quota of a VC's unpinned virtual cells that no group uses, of one leaf type ("" = of
+  // every type); kept by add_use / release_use.
+  int vc_unused(int vc, const std::string& leaf_type) const;
 
   allocation_state bindings; // leaves covered by bound virtual cells, "group" = "vc/<index>"
 
@@ -163,6 +169,8 @@ private:
   std::vector<int> bad_;
   std::vector<int> bound_at_;
   std::vector<int> avail_;
+  int total_avail_ = 0;
+  std::vector<std::map<std::string, int, std::less<>>> vc_unused_; // per VC, by leaf type; "" = all
   // The key a cell is indexed under in vc_index_ / top_index_ (fit_measure when last indexed).
   mutable std::vector<int> fit_vc_, fit_top_;
   mutable std::vector<std::set<fit_key>> vc_index_;            // per VC: (avail, rank, bound cell)

@@ -95,7 +95,8 @@ struct core_impl {
   std::vector<char> scratch;       // leaves taken by the attempt in progress
 
   explicit core_impl(cluster_model m)
-      : model(std::move(m)), state(model), scratch(model.tree.size(), 0) {}
+      : model(std::move(m)), state(model), scratch(model.tree.size(), 0), vc_held(model.vcs.size()),
+        vc_in_flight(model.vcs.size(), 0) {}
 
   bool physical_mode() const { return model.vcs.empty(); }
   group_entry* group(int id) { auto it = by_id.find(id); return it == by_id.end() ? nullptr : it->second; }
@@ -114,6 +115,20 @@ struct core_impl {
   void cancel_preemption(group_entry& g, const std::string& by);
   void downgrade(group_entry& g, const std::string& reason, const std::string& by, std::int64_t now_ms);
   std::string wait_reason(const group_entry& g) const;
+  // A necessary condition for a pending group to fit, from counters: true when it cannot,
+  // so that place_group answers its wait reason without searching the trees (the search
+  // would fail the same way, without side effects). Opportunistic: more GPUs than are
+  // available in the cluster. Guaranteed in a VC: more than the VC's unused quota plus the
+  // quota its lower-priority groups hold (all a preemption could free) plus the quota of its
+  // preempting groups (counted twice while their victims run). Never for pinned
+  // groups, a node restriction (extender), or a group old enough to reserve.
+  bool cannot_fit(const group_entry& g, const std::set<std::string>* nodes, std::int64_t now_ms);
+  // Per VC: the quota its guaranteed groups hold, by priority, and the part of it held by
+  // preempting groups; kept by count_quota wherever a group's slots take or give back quota.
+  std::vector<std::map<int, int>> vc_held;
+  std::vector<int> vc_in_flight;
+  static int vc_leaves(const group_entry& g);  // quota the group's slots hold
+  void count_quota(const group_entry& g, int leaves);
 
   // --- io (scheduler_core_io.cpp) ------------------------------------------------------
   group_entry& add_group(const pod_view& pod);

@@ -199,8 +199,9 @@ status core_impl::recover(const pod_view& pod) {
                       g.spec.virtual_cluster + "''s quota";
             break;
           }
-          state.vc_cells[s.vc_cell].used += static_cast<int>(s.place.leaves.size());
+          state.add_use(s.vc_cell, static_cast<int>(s.place.leaves.size()));
         }
+        count_quota(g, vc_leaves(g));
       }
       if (!problem.empty()) downgrade(g, "the configuration changed: " + problem, "", 0);
     }

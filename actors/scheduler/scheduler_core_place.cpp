@@ -248,22 +248,38 @@ void core_impl::undo(attempt& a) {
 void core_impl::commit_allocated(group_entry& g, attempt& a) {
   for (auto& s : a.slots) {
     for (cell_id leaf : s.place.leaves) state.set_owner(leaf, g.id);
-    if (s.vc_cell >= 0) state.vc_cells[s.vc_cell].used += static_cast<int>(s.place.leaves.size());
+    if (s.vc_cell >= 0) state.add_use(s.vc_cell, static_cast<int>(s.place.leaves.size()));
   }
   g.slots = std::move(a.slots);
   g.state = group_state::allocated;
   g.reserving = false;
   g.victims.clear();
+  count_quota(g, vc_leaves(g));
 }
 
 void core_impl::commit_preempting(group_entry& g, attempt& a) {
   for (auto& s : a.slots) {
     for (cell_id leaf : s.place.leaves) state.set_reserver(leaf, g.id);
-    if (s.vc_cell >= 0) state.vc_cells[s.vc_cell].used += static_cast<int>(s.place.leaves.size());
+    if (s.vc_cell >= 0) state.add_use(s.vc_cell, static_cast<int>(s.place.leaves.size()));
   }
   g.slots = std::move(a.slots);
   g.state = group_state::preempting;
   g.victims = a.victims;
+  count_quota(g, vc_leaves(g));
+}
+
+int core_impl::vc_leaves(const group_entry& g) {
+  int n = 0;
+  for (const auto& s : g.slots)
+    if (s.vc_cell >= 0) n += static_cast<int>(s.place.leaves.size());
+  return n;
+}
+
+void core_impl::count_quota(const group_entry& g, int leaves) {
+  if (g.vc < 0 || leaves == 0) return;
+  auto& held = vc_held[static_cast<std::size_t>(g.vc)];
+  if ((held[g.priority()] += leaves) == 0) held.erase(g.priority());
+  if (g.state == group_state::preempting) vc_in_flight[static_cast<std::size_t>(g.vc)] += leaves;
 }
 
 bool core_impl::finish_preemption(group_entry& g) {
@@ -275,6 +291,7 @@ bool core_impl::finish_preemption(group_entry& g) {
       state.set_owner(leaf, g.id);
       state.set_reserver(leaf, -1);
     }
+  if (g.vc >= 0) vc_in_flight[static_cast<std::size_t>(g.vc)] -= vc_leaves(g);
   g.state = group_state::allocated;
   g.reserving = false;
   g.victims.clear();
@@ -282,6 +299,7 @@ bool core_impl::finish_preemption(group_entry& g) {
 }
 
 void core_impl::release_group(group_entry& g) {
+  count_quota(g, -vc_leaves(g));
   for (auto& s : g.slots) {
     for (cell_id leaf : s.place.leaves) {
       if (state.owner[leaf] == g.id) state.set_owner(leaf, -1);
@@ -309,6 +327,7 @@ void core_impl::cancel_preemption(group_entry& g, const std::string& by) {
 
 void core_impl::downgrade(group_entry& g, const std::string& reason, const std::string& by,
                           std::int64_t now_ms) {
+  count_quota(g, -vc_leaves(g));
   for (auto& s : g.slots) {
     if (s.vc_cell >= 0) state.release_use(s.vc_cell, static_cast<int>(s.place.leaves.size()));
     s.vc_cell = -1;
@@ -323,8 +342,29 @@ void core_impl::downgrade(group_entry& g, const std::string& reason, const std::
                      {}});
 }
 
+bool core_impl::cannot_fit(const group_entry& g, const std::set<std::string>* nodes, std::int64_t now_ms) {
+  if (!options.quick_reject || nodes || !g.spec.pinned_cell_id.empty()) return false;
+  if (options.reserve_after_ms > 0 && g.waiting_since_ms >= 0 && now_ms - g.waiting_since_ms >= options.reserve_after_ms)
+    return false;
+  int need = 0;
+  for (const auto& m : g.spec.members) need += m.pod_number * m.leaf_cell_number;
+  if (!g.guaranteed()) return need > state.total_avail();
+  if (physical_mode() || g.vc < 0) return false;
+  const int unused = state.vc_unused(g.vc, g.spec.leaf_cell_type);
+  if (need <= unused) return false;
+  // Quota held below this group's priority, and a preempting group's quota, which is counted
+  // while its victims still hold theirs on the same GPUs: added back.
+  int preemptible = vc_in_flight[static_cast<std::size_t>(g.vc)];
+  for (const auto& [prio, leaves] : vc_held[static_cast<std::size_t>(g.vc)]) {
+    if (prio >= g.priority()) break;
+    preemptible += leaves;
+  }
+  return need > unused + preemptible;
+}
+
 std::string core_impl::place_group(group_entry& g, const std::set<std::string>* nodes,
                                    std::int64_t now_ms) {
+  if (cannot_fit(g, nodes, now_ms)) return wait_reason(g);
   if (auto a = try_place(g, 0, nodes)) {
     commit_allocated(g, *a);
     return {};

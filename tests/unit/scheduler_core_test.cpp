@@ -1,6 +1,7 @@
 // The facade as the actors use it: request errors, decisions and their annotations, health,
 // notices, inspect errors, and a seeded random run checked against invariants a user relies
-// on (no GPU handed to two live pods, no VC over its quota, everything back after deletion).
+// on (no GPU handed to two live pods, no VC over its quota, everything back after deletion),
+// and against the same core without its quick rejection of groups that cannot fit.
 #include "actors/scheduler/scheduler_core.hpp"
 
 #include <catch2/catch.hpp>
@@ -292,5 +293,94 @@ TEST_CASE("a random workload never gives a GPU to two live pods or a VC more tha
     for (const auto& cell : team_b->as_array())
       CHECK(cell.get_string("cellAddress").empty());
     CHECK(core.inspect_groups().as_array().empty());
+  }
+}
+
+// Every decision, in full, as a user or the actor would see it.
+std::string describe(const pod_decision& d) {
+  std::string out = std::to_string(static_cast<int>(d.kind)) + " " + d.pod.uid + " " + d.group + " " + d.node + " " +
+                    d.leaf_type + " [";
+  for (int i : d.leaf_indices) out += std::to_string(i) + ",";
+  out += "] victims [";
+  for (const auto& v : d.victims) out += v.uid + ",";
+  out += "] " + d.reason;
+  for (const auto& [k, v] : d.annotations) out += " " + k + "=" + v;
+  return out;
+}
+
+TEST_CASE("rejecting a group that cannot fit by the counts decides exactly what the full search decides",
+          "[scheduler][core][random]") {
+  std::mt19937 rng(20261125);
+  for (int run = 0; run < 40; ++run) {
+    auto quick = load();
+    auto full = load();
+    scheduler_options with{}, without{};
+    // Half the runs let groups wait long enough to reserve (the quick path steps aside then).
+    with.reserve_after_ms = without.reserve_after_ms = run % 2 ? 20 : 5 * 60 * 1000;
+    without.quick_reject = false;
+    quick.set_options(with);
+    full.set_options(without);
+    std::map<std::string, std::vector<std::string>> live;
+    int next = 0;
+    for (int step = 0; step < 200; ++step) {
+      const int action = static_cast<int>(rng() % 10);
+      if (action < 6) {
+        const std::string g = "g" + std::to_string(next++);
+        const int gpus = 1 << (rng() % 4);
+        const int pods = 1 + static_cast<int>(rng() % 3);
+        const std::string vc = rng() % 2 ? "team-a" : "team-b";
+        const int prio = static_cast<int>(rng() % 5) - 1;
+        const bool lazy = rng() % 2;
+        for (int i = 0; i < pods; ++i) {
+          auto v = pod(g, i, vc, prio, gpus, pods, step);
+          v.spec.lazy_preemption_enable = lazy;
+          REQUIRE(quick.add_pod(v));
+          REQUIRE(full.add_pod(v));
+          live[g].push_back(v.ref.uid);
+        }
+      } else if (action < 8 && !live.empty()) {
+        auto it = live.begin();
+        std::advance(it, rng() % live.size());
+        for (const auto& uid : it->second) {
+          quick.remove_pod(uid);
+          full.remove_pod(uid);
+        }
+        live.erase(it);
+      } else if (action == 8) {
+        const std::string node = "n" + std::to_string(1 + rng() % 4);
+        const bool healthy = rng() % 3 != 0;
+        quick.set_node(node, healthy);
+        full.set_node(node, healthy);
+      }
+      auto a = quick.schedule(step);
+      auto b = full.schedule(step);
+      auto all = [](const std::vector<pod_decision>& ds) {
+        std::string out;
+        for (const auto& d : ds) out += describe(d) + "\n";
+        return out;
+      };
+      INFO("run " << run << " step " << step << "\nquick:\n" << all(a) << "full:\n" << all(b));
+      REQUIRE(a.size() == b.size());
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        INFO("run " << run << " step " << step);
+        REQUIRE(describe(a[i]) == describe(b[i]));
+      }
+      for (const auto& d : a) {
+        if (d.kind == decision_kind::bind) {
+          quick.pod_bound(d.pod.uid);
+          full.pod_bound(d.pod.uid);
+        }
+        if (d.kind == decision_kind::preempt)
+          for (const auto& victim : d.victims) {
+            const auto group = quick.group_of(victim.uid);
+            for (const auto& uid : live[group]) {
+              quick.remove_pod(uid);
+              full.remove_pod(uid);
+            }
+            live.erase(group);
+          }
+      }
+      REQUIRE(quick.take_notices().size() == full.take_notices().size());
+    }
   }
 }
