@@ -258,18 +258,17 @@ result run(const regime& r) {
 }
 
 void print_header() {
-  std::printf("%-12s %7s %5s %5s %9s %8s %10s | %8s %8s %8s | %8s %8s %8s | %8s | %7s\n", "regime", "nodes", "vc%",
+  std::printf("%-12s %7s %5s %5s %9s %8s %10s | %8s %8s %8s | %8s %8s %8s | %8s | %s\n", "regime", "nodes", "vc%",
               "full%", "waiting", "rounds", "decisions/s", "dec p50", "dec p99", "dec max", "rnd p50", "rnd p99",
-              "rnd max", "64g p99", "b/w/p %");
+              "rnd max", "64g p99", "binds/waits/preemptions");
 }
 
 void print_row(const regime& r, result& x) {
   const long long decisions = x.binds + x.waits + x.preempts;
   const double rate = x.total_us > 0 ? static_cast<double>(decisions) / (x.total_us / 1e6) : 0;
-  auto share = [&](long long n) { return decisions ? 100.0 * static_cast<double>(n) / static_cast<double>(decisions) : 0.0; };
-  char mix[32];
-  std::snprintf(mix, sizeof mix, "%.0f/%.0f/%.0f", share(x.binds), share(x.waits), share(x.preempts));
-  std::printf("%-12s %7d %5d %5d %9zu %8lld %10.0f | %7.1fu %7.1fu %7.0fu | %7.1fu %7.1fu %7.0fu | %7.0fu | %7s\n",
+  char mix[64];
+  std::snprintf(mix, sizeof mix, "%lld/%lld/%lld", x.binds, x.waits, x.preempts);
+  std::printf("%-12s %7d %5d %5d %9zu %8lld %10.0f | %7.1fu %7.1fu %7.0fu | %7.1fu %7.1fu %7.0fu | %7.0fu | %s\n",
               r.name.c_str(), r.nodes, r.vc_share, r.target, x.waiting_at_end, x.rounds, rate, pct(x.decision_us, 0.5),
               pct(x.decision_us, 0.99), pct(x.decision_us, 1.0), pct(x.round_us, 0.5), pct(x.round_us, 0.99),
               pct(x.round_us, 1.0), pct(x.gang64_us, 0.99), mix);
@@ -329,7 +328,7 @@ int main(int argc, char** argv) {
                   regimes.end());
     if (regimes.empty()) return usage();
   }
-  std::printf("scheduler core, one thread; gangs of 1-64 GPUs; latencies in microseconds; b/w/p = binds/waits/preemptions\n");
+  std::printf("scheduler core, one thread; gangs of 1-64 GPUs; latencies in microseconds\n");
   print_header();
   for (const auto& r : regimes) {
     result x = run(r);
