@@ -118,7 +118,7 @@ struct core_impl {
   // A necessary condition for a pending group to fit, from counters: true when it cannot,
   // so that place_group answers its wait reason without searching the trees (the search
   // would fail the same way, without side effects). Opportunistic: more GPUs than are
-  // available in the cluster. Guaranteed in a VC: more than the VC's unused quota plus the
+  // available in the cluster, or a pod larger than any node's free GPUs. Guaranteed in a VC: more than the VC's unused quota plus the
   // quota its lower-priority groups hold (all a preemption could free) plus the quota of its
   // preempting groups (counted twice while their victims run). Never for pinned
   // groups, a node restriction (extender), or a group old enough to reserve.

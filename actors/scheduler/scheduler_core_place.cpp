@@ -348,7 +348,15 @@ bool core_impl::cannot_fit(const group_entry& g, const std::set<std::string>* no
     return false;
   int need = 0;
   for (const auto& m : g.spec.members) need += m.pod_number * m.leaf_cell_number;
-  if (!g.guaranteed()) return need > state.total_avail();
+  if (!g.guaranteed()) {
+    // Only free GPUs serve it: more than there are, or a pod larger than any node's free GPUs.
+    if (need > state.total_avail()) return true;
+    int largest = 0;
+    for (const auto& m : g.spec.members) largest = std::max(largest, m.leaf_cell_number);
+    bool some_node = false;
+    state.visit_tops_fitting(g.spec.leaf_cell_type, largest, [&](cell_id) { return !(some_node = true); });
+    return !some_node;
+  }
   if (physical_mode() || g.vc < 0) return false;
   const int unused = state.vc_unused(g.vc, g.spec.leaf_cell_type);
   if (need <= unused) return false;
