@@ -179,6 +179,7 @@ void cluster_state::set_reserver(cell_id leaf, int group) {
 void cluster_state::leaf_changed(cell_id leaf, bool was_avail) {
   const int delta = (leaf_avail(leaf) ? 1 : 0) - (was_avail ? 1 : 0);
   if (delta == 0) return;
+  ++avail_version_;
   const cell_tree& t = tree();
   for (cell_id up = leaf; up != no_cell; up = t.at(up).parent) {
     if (const int kind = whole_kind_of_[up]; kind >= 0) {

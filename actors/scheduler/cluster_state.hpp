@@ -68,6 +68,8 @@ public:
   int avail_leaves(cell_id id) const { return avail_[id]; }
   // The same over the whole cluster.
   int total_avail() const { return total_avail_; }
+  // Changes whenever a GPU becomes available or stops being so.
+  std::uint64_t avail_version() const { return avail_version_; }
   void set_owner(cell_id leaf, int group);    // -1 frees
   void set_reserver(cell_id leaf, int group); // -1 clears
   int tree_rank(cell_id id) const { return bindings.tree_rank(id); }
@@ -170,6 +172,7 @@ private:
   std::vector<int> bound_at_;
   std::vector<int> avail_;
   int total_avail_ = 0;
+  std::uint64_t avail_version_ = 0;
   std::vector<std::map<std::string, int, std::less<>>> vc_unused_; // per VC, by leaf type; "" = all
   // The key a cell is indexed under in vc_index_ / top_index_ (fit_measure when last indexed).
   mutable std::vector<int> fit_vc_, fit_top_;

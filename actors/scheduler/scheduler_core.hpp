@@ -133,10 +133,12 @@ struct scheduler_options {
   // Head-of-line reservation (note 5): a group waiting longer than this starts holding the
   // cells it will use as they free up, so smaller groups cannot starve it. <= 0 disables.
   std::int64_t reserve_after_ms = 5 * 60 * 1000;
-  // A waiting group that cannot fit by the counts (more GPUs than the cluster has available,
-  // or than its VC's unused quota plus what lower priorities hold) gets its wait reason
-  // without a search of the cell trees. Off only to check that the decisions are the same.
-  bool quick_reject = true;
+  // Counters and caches that answer without a search: a waiting group that cannot fit by the
+  // counts (more GPUs than the cluster has available, a pod larger than any node's free GPUs,
+  // more than its VC's unused quota plus what lower priorities hold) gets its wait reason
+  // without a search of the cell trees, and wait reasons reuse the count of free GPUs per node
+  // until a GPU's availability changes. Off only to check that the decisions are the same.
+  bool shortcuts = true;
 };
 
 class scheduler_core {

@@ -115,6 +115,24 @@ struct core_impl {
   void cancel_preemption(group_entry& g, const std::string& by);
   void downgrade(group_entry& g, const std::string& reason, const std::string& by, std::int64_t now_ms);
   std::string wait_reason(const group_entry& g) const;
+  // What wait_reason says of the cluster's free GPUs for one leaf type ("" = any): node-level
+  // cells' totals and, per pod size, the free slots and the per-node list when short.
+  struct node_slots {
+    int slots = 0;
+    std::string list;  // " (node: k, ...)" when at most 16 nodes have a slot; "" otherwise
+  };
+  struct free_summary {
+    int total = 0, free = 0, largest = 0;
+    std::vector<std::pair<cell_id, int>> usable;  // node-level cells with free GPUs, tree order
+    std::map<int, node_slots> by_size;             // filled on demand
+  };
+  free_summary count_free(const std::string& type) const;
+  const node_slots& slots_of(free_summary& s, int size) const;
+  // With options.shortcuts, the summaries are kept until state.avail_version() moves.
+  mutable std::map<std::string, free_summary, std::less<>> free_cache;
+  mutable std::uint64_t free_cache_version = ~std::uint64_t{0};
+  // Per VC, the distinct leaf types of its cells (fixed by the configuration).
+  mutable std::vector<std::vector<std::string>> vc_leaf_types;
   // A necessary condition for a pending group to fit, from counters: true when it cannot,
   // so that place_group answers its wait reason without searching the trees (the search
   // would fail the same way, without side effects). Opportunistic: more GPUs than are

@@ -343,7 +343,7 @@ void core_impl::downgrade(group_entry& g, const std::string& reason, const std::
 }
 
 bool core_impl::cannot_fit(const group_entry& g, const std::set<std::string>* nodes, std::int64_t now_ms) {
-  if (!options.quick_reject || nodes || !g.spec.pinned_cell_id.empty()) return false;
+  if (!options.shortcuts || nodes || !g.spec.pinned_cell_id.empty()) return false;
   if (options.reserve_after_ms > 0 && g.waiting_since_ms >= 0 && now_ms - g.waiting_since_ms >= options.reserve_after_ms)
     return false;
   int need = 0;
@@ -428,9 +428,16 @@ std::string core_impl::wait_reason(const group_entry& g) const {
   if (g.guaranteed() && !physical_mode() && g.vc >= 0) {
     int total = 0, used = 0, bad = 0;
     // "any type" in a VC holding one type reads better as that type.
-    std::set<std::string> types;
-    for (int index : state.vc_cells_of[g.vc]) types.insert(state.vc_cells[index].leaf_type);
-    if (type.empty() && types.size() == 1) type = *types.begin();
+    if (vc_leaf_types.empty()) {
+      vc_leaf_types.resize(model.vcs.size());
+      for (std::size_t v = 0; v < model.vcs.size(); ++v) {
+        std::set<std::string> types;
+        for (int index : state.vc_cells_of[v]) types.insert(state.vc_cells[index].leaf_type);
+        vc_leaf_types[v].assign(types.begin(), types.end());
+      }
+    }
+    const auto& types = vc_leaf_types[static_cast<std::size_t>(g.vc)];
+    if (type.empty() && types.size() == 1) type = types.front();
     for (int index : state.vc_cells_of[g.vc]) {
       const vc_cell& c = state.vc_cells[index];
       if (!type_matches(type, c.leaf_type)) continue;
@@ -447,44 +454,74 @@ std::string core_impl::wait_reason(const group_entry& g) const {
     if (bad > 0) out += " (" + std::to_string(bad) + " on bad nodes)";
     return out + "; " + needs_phrase(g, type);
   }
-  // One pass over the node-level cells: free GPUs and, per pod size, free slots per node.
   std::set<int> sizes;
   for (const auto& m : g.spec.members) sizes.insert(m.leaf_cell_number);
-  int total = 0, free = 0, largest = 0;
-  std::map<int, std::map<std::string, int>> slots_by_size;
-  std::map<int, int> slots;
+  free_summary fresh;
+  free_summary* summary = &fresh;
+  if (options.shortcuts) {
+    if (free_cache_version != state.avail_version()) {
+      free_cache.clear();
+      free_cache_version = state.avail_version();
+    }
+    auto it = free_cache.find(type);
+    if (it == free_cache.end()) it = free_cache.emplace(type, count_free(type)).first;
+    summary = &it->second;
+  } else {
+    fresh = count_free(type);
+  }
+  std::string out = std::string(g.guaranteed() ? "" : "opportunistic: ") + "the cluster has " +
+                    std::to_string(summary->free) + " of " + std::to_string(summary->total) + " " +
+                    gpus_phrase(type) + " free and healthy; " + needs_phrase(g, type);
+  // What decides between waiting and resizing; the per-node list only while it stays short.
+  for (auto size = sizes.rbegin(); size != sizes.rend(); ++size) {
+    const node_slots& n = slots_of(*summary, *size);
+    out += "; " + std::to_string(n.slots) + " free " + std::to_string(*size) + "-GPU slot" +
+           (n.slots == 1 ? " exists" : "s exist") + n.list;
+  }
+  // A pod no node can ever hold waits for nothing: say so.
+  if (const int biggest = *sizes.rbegin(); biggest > summary->largest)
+    out += "; no node holds " + std::to_string(biggest) + " " + gpus_phrase(type) + " (the largest holds " +
+           std::to_string(summary->largest) + ")";
+  return out;
+}
+
+// One pass over the node-level cells of a leaf type.
+core_impl::free_summary core_impl::count_free(const std::string& type) const {
+  free_summary s;
   for (cell_id id = 0; id < model.tree.size(); ++id) {
     const cell& c = model.tree.at(id);
     if (!c.is_node_level || !type_matches(type, c.leaf_type)) continue;
-    total += c.leaf_count;
-    largest = std::max(largest, c.leaf_count);
+    s.total += c.leaf_count;
+    s.largest = std::max(s.largest, c.leaf_count);
     const int usable = state.avail_leaves(id);
-    free += usable;
-    for (int size : sizes) {
-      if (usable / size == 0) continue;
-      slots[size] += usable / size;
-      slots_by_size[size][c.node] += usable / size;
+    s.free += usable;
+    if (usable > 0) s.usable.push_back({id, usable});
+  }
+  return s;
+}
+
+const core_impl::node_slots& core_impl::slots_of(free_summary& s, int size) const {
+  auto [it, added] = s.by_size.try_emplace(size);
+  if (!added) return it->second;
+  node_slots& out = it->second;
+  // Slots per node name (a node's cells in several chains add up); listed while at most 16.
+  constexpr std::size_t listed_nodes = 16;
+  std::map<std::string_view, int> by_node;
+  bool listable = true;
+  for (const auto& [id, usable] : s.usable) {
+    const int k = usable / size;
+    if (k == 0) continue;
+    out.slots += k;
+    if (listable) {
+      by_node[model.tree.at(id).node] += k;
+      listable = by_node.size() <= listed_nodes;
     }
   }
-  std::string out = std::string(g.guaranteed() ? "" : "opportunistic: ") + "the cluster has " +
-                    std::to_string(free) + " of " + std::to_string(total) + " " + gpus_phrase(type) +
-                    " free and healthy; " + needs_phrase(g, type);
-  // What decides between waiting and resizing; the per-node list only while it stays short.
-  constexpr std::size_t listed_nodes = 16;
-  for (auto size = sizes.rbegin(); size != sizes.rend(); ++size) {
-    const int n = slots[*size];
-    out += "; " + std::to_string(n) + " free " + std::to_string(*size) + "-GPU slot" +
-           (n == 1 ? " exists" : "s exist");
-    const auto& by_node = slots_by_size[*size];
-    if (by_node.empty() || by_node.size() > listed_nodes) continue;
+  if (listable && !by_node.empty()) {
     std::string list;
-    for (const auto& [node, k] : by_node) list += (list.empty() ? "" : ", ") + node + ": " + std::to_string(k);
-    out += " (" + list + ")";
+    for (const auto& [node, k] : by_node) list += (list.empty() ? "" : ", ") + std::string(node) + ": " + std::to_string(k);
+    out.list = " (" + list + ")";
   }
-  // A pod no node can ever hold waits for nothing: say so.
-  if (const int biggest = *sizes.rbegin(); biggest > largest)
-    out += "; no node holds " + std::to_string(biggest) + " " + gpus_phrase(type) + " (the largest holds " +
-           std::to_string(largest) + ")";
   return out;
 }
 

@@ -317,7 +317,7 @@ TEST_CASE("rejecting a group that cannot fit by the counts decides exactly what 
     scheduler_options with{}, without{};
     // Half the runs let groups wait long enough to reserve (the quick path steps aside then).
     with.reserve_after_ms = without.reserve_after_ms = run % 2 ? 20 : 5 * 60 * 1000;
-    without.quick_reject = false;
+    without.shortcuts = false;
     quick.set_options(with);
     full.set_options(without);
     std::map<std::string, std::vector<std::string>> live;
