@@ -1,7 +1,7 @@
 // The facade as the actors use it: request errors, decisions and their annotations, health,
 // notices, inspect errors, and a seeded random run checked against invariants a user relies
 // on (no GPU handed to two live pods, no VC over its quota, everything back after deletion),
-// and against the same core without its quick rejection of groups that cannot fit.
+// and against the same core without its shortcuts (counts and caches instead of searches).
 #include "actors/scheduler/scheduler_core.hpp"
 
 #include <catch2/catch.hpp>
