@@ -147,6 +147,7 @@ cluster_state::cluster_state(const cluster_model& model)
       vc_unused_[static_cast<std::size_t>(c.vc)][c.leaf_type] += c.leaf_count;
       vc_unused_[static_cast<std::size_t>(c.vc)][""] += c.leaf_count;
     }
+  vc_quota_ = vc_unused_;
   // A pinned cell no VC names is still off limits for virtual cells (the configuration check
   // counted it out); opportunistic pods may use its GPUs.
   for (cell_id id = 0; id < tree.size(); ++id) {
@@ -398,6 +399,12 @@ void cluster_state::add_use(int index, int leaves) {
     vc_unused_[static_cast<std::size_t>(c.vc)][c.leaf_type] -= leaves;
     vc_unused_[static_cast<std::size_t>(c.vc)][""] -= leaves;
   }
+}
+
+int cluster_state::vc_quota(int vc, const std::string& leaf_type) const {
+  const auto& by_type = vc_quota_[static_cast<std::size_t>(vc)];
+  auto it = by_type.find(leaf_type);
+  return it == by_type.end() ? 0 : it->second;
 }
 
 int cluster_state::vc_unused(int vc, const std::string& leaf_type) const {

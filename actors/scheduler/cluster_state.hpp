@@ -149,6 +149,10 @@ public:
   // Quota of a VC's unpinned virtual cells that no group uses, of one leaf type ("" = of
   // every type); kept by add_use / release_use.
   int vc_unused(int vc, const std::string& leaf_type) const;
+  // All the quota of those cells, used or not.
+  int vc_quota(int vc, const std::string& leaf_type) const;
+  // Bad GPUs anywhere in the cluster.
+  int bad_total() const { return bad_total_; }
 
   allocation_state bindings; // leaves covered by bound virtual cells, "group" = "vc/<index>"
 
@@ -174,6 +178,7 @@ private:
   int total_avail_ = 0;
   std::uint64_t avail_version_ = 0;
   std::vector<std::map<std::string, int, std::less<>>> vc_unused_; // per VC, by leaf type; "" = all
+  std::vector<std::map<std::string, int, std::less<>>> vc_quota_;  // the same, used or not
   // The key a cell is indexed under in vc_index_ / top_index_ (fit_measure when last indexed).
   mutable std::vector<int> fit_vc_, fit_top_;
   mutable std::vector<std::set<fit_key>> vc_index_;            // per VC: (avail, rank, bound cell)

@@ -438,7 +438,11 @@ std::string core_impl::wait_reason(const group_entry& g) const {
     }
     const auto& types = vc_leaf_types[static_cast<std::size_t>(g.vc)];
     if (type.empty() && types.size() == 1) type = types.front();
-    for (int index : state.vc_cells_of[g.vc]) {
+    if (options.shortcuts && g.spec.pinned_cell_id.empty() && state.bad_total() == 0) {
+      // Nothing is bad: the VC's counters say what the pass below would count.
+      total = state.vc_quota(g.vc, type);
+      used = total - state.vc_unused(g.vc, type);
+    } else for (int index : state.vc_cells_of[g.vc]) {
       const vc_cell& c = state.vc_cells[index];
       if (!type_matches(type, c.leaf_type)) continue;
       if (g.spec.pinned_cell_id.empty() == c.pinned) continue;
