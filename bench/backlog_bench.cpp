@@ -9,17 +9,14 @@
 // bound, TRIALS times (each deleted again). Then BACKLOG pods of 8 GPUs are created — they can
 // never fit while every node is half used, though their VC's quota says otherwise — and the
 // small gang is timed again behind them.
-#include "k8s/client/client.hpp"
+#include "bench/bench_support.hpp"
 #include "runtime/engine.hpp"
 #include "runtime/hived_shape.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <iostream>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -38,24 +35,6 @@ std::string pod_json(const std::string& name, int gpus, const std::string& gang,
          R"(","kozmo.io/gang-members":")" + members +
          R"("}},"spec":{"schedulerName":"kozmo","containers":[{"name":"c","image":"bench:1","resources":{"limits":{"nvidia.com/gpu":")" +
          std::to_string(gpus) + R"("}}}]}})";
-}
-
-// Creates every body, a few hundred in flight at once; returns the failures.
-int create_all(client::client& cli, const std::vector<std::string>& bodies) {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::size_t answered = 0;
-  int failed = 0;
-  for (const auto& b : bodies)
-    cli.create(pods_ref, *json::parse(b), [&](expected<json::value> r) {
-      std::lock_guard lock(mu);
-      ++answered;
-      failed += r ? 0 : 1;
-      cv.notify_all();
-    });
-  std::unique_lock lock(mu);
-  cv.wait(lock, [&] { return answered == bodies.size(); });
-  return failed;
 }
 
 bool bound(client::client& cli, const std::string& name) {
@@ -126,27 +105,29 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_for(50ms);
   }
   // Half of every node: fill with 4-GPU pods, then delete every second one.
-  std::vector<std::string> fill;
-  for (int i = 0; i < 2 * nodes; ++i) fill.push_back(pod_json("fill-" + std::to_string(i), 4, "fill-" + std::to_string(i), "1x4"));
-  int failed = create_all(*cli, fill);
+  std::vector<json::value> fill;
+  for (int i = 0; i < 2 * nodes; ++i)
+    fill.push_back(*json::parse(pod_json("fill-" + std::to_string(i), 4, "fill-" + std::to_string(i), "1x4")));
+  std::size_t failed = bench::create_all(*cli, pods_ref, fill);
   const auto fill_start = bench_clock::now();
   while (count_bound(*cli, "fill-") < 2 * nodes && bench_clock::now() - fill_start < 120s) std::this_thread::sleep_for(50ms);
   for (int i = 0; i < 2 * nodes; i += 2) (void)cli->remove({"", "v1", "pods", "default", "fill-" + std::to_string(i), ""});
   std::this_thread::sleep_for(1s);
-  std::printf("backlog_bench: %d nodes x 8 GPUs, each half used (%d fill creates failed)\n", nodes, failed);
+  std::printf("backlog_bench: %d nodes x 8 GPUs, each half used (%zu fill creates failed)\n", nodes, failed);
 
   std::vector<double> alone, behind;
   for (int t = 0; t < trials; ++t) alone.push_back(small_gang(*cli, t));
 
-  std::vector<std::string> waiting;
-  for (int i = 0; i < backlog; ++i) waiting.push_back(pod_json("wait-" + std::to_string(i), 8, "wait-" + std::to_string(i), "1x8"));
+  std::vector<json::value> waiting;
+  for (int i = 0; i < backlog; ++i)
+    waiting.push_back(*json::parse(pod_json("wait-" + std::to_string(i), 8, "wait-" + std::to_string(i), "1x8")));
   const auto backlog_start = bench_clock::now();
-  failed = create_all(*cli, waiting);
+  failed = bench::create_all(*cli, pods_ref, waiting);
   const double create_s = std::chrono::duration<double>(bench_clock::now() - backlog_start).count();
   std::this_thread::sleep_for(3s);  // the scheduler has seen them and answered their waits
   for (int t = 0; t < trials; ++t) behind.push_back(small_gang(*cli, trials + t));
 
-  std::printf("  backlog: %d pods of 8 GPUs created in %.1f s (%d failed), %d of them bound (a node left whole)\n", backlog, create_s,
+  std::printf("  backlog: %d pods of 8 GPUs created in %.1f s (%zu failed), %d of them bound (a node left whole)\n", backlog, create_s,
               failed, count_bound(*cli, "wait-"));
   std::printf("  a gang of 2 pods x 2 GPUs, create -> both bound:\n");
   report("without the backlog", alone);

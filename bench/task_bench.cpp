@@ -18,6 +18,7 @@
 //    Rounds per second is what the task actors ran meanwhile (kozmo_task_rounds_total; a round
 //    may take in several events). Beside it, the pure machinery's rounds per second on one
 //    thread (run_round on a running task's world), the ceiling.
+#include "bench/bench_support.hpp"
 #include "actors/controller/clock.hpp"
 #include "actors/controller/executor_actor.hpp"
 #include "actors/tasks/machinery.hpp"
@@ -52,11 +53,6 @@ namespace {
 
 using count_atom = caf::atom_constant<caf::atom("count")>;
 
-double heap_mib() {
-  malloc_trim(0);
-  return static_cast<double>(mallinfo2().uordblks) / 1048576.0;
-}
-
 // CPU seconds this process has used (user + system).
 double cpu_seconds() {
   std::ifstream stat("/proc/self/stat");
@@ -86,16 +82,8 @@ double metric(const std::string& series) {
 
 double rounds_so_far() { return metric("kozmo_task_rounds_total "); }
 
-template <class Done>
-double seconds_until(Done done, std::chrono::seconds limit) {
-  auto start = steady::now();
-  while (steady::now() < start + limit) {
-    if (done())
-      return std::chrono::duration<double>(steady::now() - start).count();
-    std::this_thread::sleep_for(20ms);
-  }
-  return -1;
-}
+using bench::heap_mib;
+using bench::seconds_until;
 
 // --- 1. idle actors -------------------------------------------------------------------------------
 
@@ -204,22 +192,9 @@ double run_to_succeeded(engine& e, const client::resource_ref& where, std::vecto
   const char* tl = std::getenv("KOZMO_BENCH_TIMELINE");
   const bool timeline = tl && std::string(tl) == "1";
   auto progress = e.system().spawn(pod_progress, e.pods_watch(), prefix);
-  std::mutex mu;
-  std::condition_variable cv;
-  std::size_t answered = 0, failed = 0;
   auto start = steady::now();
   double cpu_start = cpu_seconds();
-  for (auto& b : bodies)
-    e.api()->create(where, b, [&](expected<json::value> r) {
-      std::lock_guard lock(mu);
-      ++answered;
-      failed += r ? 0 : 1;
-      cv.notify_all();
-    });
-  {
-    std::unique_lock lock(mu);
-    cv.wait(lock, [&] { return answered == bodies.size(); });
-  }
+  const std::size_t failed = bench::create_all(*e.api(), where, bodies);
   answered_at = std::chrono::duration<double>(steady::now() - start).count();
   if (failed)
     std::printf("  (%zu creates failed)\n", failed);

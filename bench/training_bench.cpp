@@ -25,6 +25,7 @@
 // The figure is the growth of the allocator's in-use bytes (mallinfo2().uordblks) across the
 // spawn, divided by N; the RSS growth is printed beside it. Both include CAF's per-actor cost
 // (actor control block, mailbox, behavior) and the actor's own state.
+#include "bench/bench_support.hpp"
 #include "actors/controller/executor_actor.hpp"
 #include "actors/training/training_job_actor.hpp"
 #include "actors/watch/object_traits.hpp"
@@ -141,17 +142,7 @@ int scheduler_groups(engine& e) {
   return groups;
 }
 
-// Polls `done` every 20 ms for up to `limit`; the seconds it took, or -1.
-template <class Done>
-double seconds_until(Done done, std::chrono::seconds limit) {
-  auto start = std::chrono::steady_clock::now();
-  while (std::chrono::steady_clock::now() < start + limit) {
-    if (done())
-      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::this_thread::sleep_for(20ms);
-  }
-  return -1;
-}
+using bench::seconds_until;
 
 // Deletes every job (background propagation, as kubectl does) and times the garbage collection
 // of their pods, and the scheduler letting go of their gangs.
@@ -183,11 +174,7 @@ void teardown(engine& e, const std::vector<std::string>& jobs, bool gpu) {
   caf::anon_send_exit(counter, caf::exit_reason::user_shutdown);
 }
 
-// The allocator's bytes in use, in MiB (malloc_trim first, so that freed memory is not counted).
-double heap_mib() {
-  malloc_trim(0);
-  return static_cast<double>(mallinfo2().uordblks) / 1048576.0;
-}
+using bench::heap_mib;
 
 long rss_kib() {
   std::ifstream statm("/proc/self/statm");
@@ -280,21 +267,8 @@ void throughput(int jobs, int nodes, bool gpu, bool restart, int urgent, int cor
   for (int i = 0; i < jobs; ++i)
     bodies.push_back(*json::parse(job_json(i, gpu)));
 
-  std::mutex mu;
-  std::condition_variable cv;
-  int answered = 0, failed = 0;
   auto start = std::chrono::steady_clock::now();
-  for (auto& b : bodies)
-    cli->create({"kubeflow.org", "v1", "pytorchjobs", "default", "", ""}, b, [&](expected<json::value> r) {
-      std::lock_guard lock(mu);
-      ++answered;
-      failed += r ? 0 : 1;
-      cv.notify_all();
-    });
-  {
-    std::unique_lock lock(mu);
-    cv.wait(lock, [&] { return answered == jobs; });
-  }
+  const std::size_t failed = bench::create_all(*cli, {"kubeflow.org", "v1", "pytorchjobs", "default", "", ""}, bodies);
   auto created = std::chrono::steady_clock::now();
   std::uint64_t seen = 0, bound = 0, running = 0;
   const std::uint64_t want = static_cast<std::uint64_t>(jobs) * 4;
@@ -325,7 +299,7 @@ void throughput(int jobs, int nodes, bool gpu, bool restart, int urgent, int cor
   auto secs = [&](std::optional<clock::time_point> t) { return t ? std::chrono::duration<double>(*t - start).count() : -1.0; };
   std::printf("training_bench: %d PyTorchJobs x 4 pods on %d simulated nodes (%s, embedded server)\n", jobs, nodes,
               gpu ? "2 GPUs per pod, one 4x2 gang per job, Kozmo's GPU scheduler" : "CPU pods, binder");
-  std::printf("  creates answered:            %.2f s (%d failed)\n", secs(created), failed);
+  std::printf("  creates answered:            %.2f s (%zu failed)\n", secs(created), failed);
   std::printf("  create -> all pods created:  %.2f s (%llu/%llu, by the job actors)\n", secs(all_created),
               static_cast<unsigned long long>(seen), static_cast<unsigned long long>(want));
   std::printf("  create -> all pods bound:    %.2f s (%llu/%llu)\n", secs(all_bound),

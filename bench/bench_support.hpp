@@ -1,0 +1,55 @@
+// Helpers the in-process benches share: waiting for a condition, the allocator's heap, and
+// creating many objects at once through the client.
+#pragma once
+
+#include "k8s/client/client.hpp"
+
+#include <malloc.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace kozmo::bench {
+
+// Polls `done` every 20 ms for up to `limit`; the seconds it took, or -1.
+template <class Done>
+double seconds_until(Done done, std::chrono::seconds limit) {
+  const auto start = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() < start + limit) {
+    if (done())
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return -1;
+}
+
+// The allocator's bytes in use, in MiB (malloc_trim first, so that freed memory is not counted).
+inline double heap_mib() {
+  malloc_trim(0);
+  return static_cast<double>(mallinfo2().uordblks) / 1048576.0;
+}
+
+// Sends every create at once (the client pipelines them) and waits for every answer; returns
+// how many failed.
+inline std::size_t create_all(client::client& cli, const client::resource_ref& where,
+                              const std::vector<json::value>& bodies) {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::size_t answered = 0, failed = 0;
+  for (const auto& b : bodies)
+    cli.create(where, b, [&](expected<json::value> r) {
+      std::lock_guard lock(mu);
+      ++answered;
+      failed += r ? 0 : 1;
+      cv.notify_all();
+    });
+  std::unique_lock lock(mu);
+  cv.wait(lock, [&] { return answered == bodies.size(); });
+  return failed;
+}
+
+} // namespace kozmo::bench
