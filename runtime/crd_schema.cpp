@@ -46,11 +46,12 @@ public:
   explicit converter(const json::object& defs) : defs_(defs) {}
 
   expected<json::value> definition(const std::string& name) {
-    if (name.size() >= 9 && name.compare(name.size() - 9, 9, ".Quantity") == 0)
+    const std::string_view n = name;
+    if (n.ends_with(".Quantity"))
       return quantity();
-    if (name.size() >= 12 && name.compare(name.size() - 12, 12, ".IntOrString") == 0)
+    if (n.ends_with(".IntOrString"))
       return int_or_string();
-    if (name.size() >= 11 && name.compare(name.size() - 11, 11, ".ObjectMeta") == 0)
+    if (n.ends_with(".ObjectMeta"))
       return embedded_meta();
     const json::value* def = defs_.find(name);
     if (!def || !def->is_object())

@@ -96,7 +96,13 @@ struct core_impl {
 
   explicit core_impl(cluster_model m)
       : model(std::move(m)), state(model), scratch(model.tree.size(), 0), vc_held(model.vcs.size()),
-        vc_in_flight(model.vcs.size(), 0) {}
+        vc_in_flight(model.vcs.size(), 0), vc_leaf_types(model.vcs.size()) {
+    for (std::size_t v = 0; v < model.vcs.size(); ++v) {
+      std::set<std::string> types;
+      for (int index : state.vc_cells_of[v]) types.insert(state.vc_cells[index].leaf_type);
+      vc_leaf_types[v].assign(types.begin(), types.end());
+    }
+  }
 
   bool physical_mode() const { return model.vcs.empty(); }
   group_entry* group(int id) { auto it = by_id.find(id); return it == by_id.end() ? nullptr : it->second; }
@@ -131,20 +137,21 @@ struct core_impl {
   // With options.shortcuts, the summaries are kept until state.avail_version() moves.
   mutable std::map<std::string, free_summary, std::less<>> free_cache;
   mutable std::uint64_t free_cache_version = ~std::uint64_t{0};
-  // Per VC, the distinct leaf types of its cells (fixed by the configuration).
-  mutable std::vector<std::vector<std::string>> vc_leaf_types;
   // A necessary condition for a pending group to fit, from counters: true when it cannot,
   // so that place_group answers its wait reason without searching the trees (the search
   // would fail the same way, without side effects). Opportunistic: more GPUs than are
-  // available in the cluster, or a pod larger than any node's free GPUs. Guaranteed in a VC: more than the VC's unused quota plus the
-  // quota its lower-priority groups hold (all a preemption could free) plus the quota of its
-  // preempting groups (counted twice while their victims run). Never for pinned
-  // groups, a node restriction (extender), or a group old enough to reserve.
+  // available in the cluster, or a pod larger than any node's free GPUs. Guaranteed in a VC:
+  // more than the VC's unused quota plus the quota its lower-priority groups hold (all a
+  // preemption could free) plus the quota of its preempting groups (counted twice while their
+  // victims run). Never for pinned groups, a node restriction (extender), or a group old
+  // enough to reserve.
   bool cannot_fit(const group_entry& g, const std::set<std::string>* nodes, std::int64_t now_ms);
   // Per VC: the quota its guaranteed groups hold, by priority, and the part of it held by
   // preempting groups; kept by count_quota wherever a group's slots take or give back quota.
   std::vector<std::map<int, int>> vc_held;
   std::vector<int> vc_in_flight;
+  // Per VC, the distinct leaf types of its cells (fixed by the configuration).
+  std::vector<std::vector<std::string>> vc_leaf_types;
   static int vc_leaves(const group_entry& g);  // quota the group's slots hold
   void count_quota(const group_entry& g, int leaves);
 

@@ -428,14 +428,6 @@ std::string core_impl::wait_reason(const group_entry& g) const {
   if (g.guaranteed() && !physical_mode() && g.vc >= 0) {
     int total = 0, used = 0, bad = 0;
     // "any type" in a VC holding one type reads better as that type.
-    if (vc_leaf_types.empty()) {
-      vc_leaf_types.resize(model.vcs.size());
-      for (std::size_t v = 0; v < model.vcs.size(); ++v) {
-        std::set<std::string> types;
-        for (int index : state.vc_cells_of[v]) types.insert(state.vc_cells[index].leaf_type);
-        vc_leaf_types[v].assign(types.begin(), types.end());
-      }
-    }
     const auto& types = vc_leaf_types[static_cast<std::size_t>(g.vc)];
     if (type.empty() && types.size() == 1) type = types.front();
     if (options.shortcuts && g.spec.pinned_cell_id.empty() && state.bad_total() == 0) {

@@ -1,6 +1,7 @@
 // Decoding, defaults and validation of the training job kinds.
 #include "actors/training/job_model.hpp"
 
+#include "k8s/model/kozmo_keys.hpp"
 #include "k8s/model/quantity.hpp"
 
 #include <algorithm>
@@ -388,7 +389,7 @@ expected<training_job> decode_job(const k8s::custom_object& object) {
     return invalid("spec is missing: give " + std::string(job.traits->replica_specs_key));
   if (const json::value* st = object.document.find("status"))
     job.status = status_from_json(*st);
-  if (auto it = object.metadata.annotations.find(recreated_pods_annotation); it != object.metadata.annotations.end()) {
+  if (auto it = object.metadata.annotations.find(std::string_view(keys::recreated_pods)); it != object.metadata.annotations.end()) {
     int n = 0;
     auto [end, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), n);
     if (ec == std::errc{} && n > job.status.recreated_pods)

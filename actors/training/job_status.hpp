@@ -13,11 +13,9 @@
 //     removed (not set to False) once the pods start;
 //   - the count of pods deleted and recreated to restart a replica, so that backoffLimit
 //     counts them (the peer only counts in-place container restarts). It is kept in the
-//     job's annotation kozmo.io/recreated-pods, not in status: the peer's CRDs, when
+//     job's annotation keys::recreated_pods, not in status: the peer's CRDs, when
 //     installed instead of Kozmo's, would prune a status field they do not declare.
 #pragma once
-
-#include <string_view>
 
 #include "k8s/json/value.hpp"
 #include "k8s/model/time.hpp"
@@ -29,9 +27,6 @@
 #include <vector>
 
 namespace kozmo::training {
-
-// Where a job's count of recreated pods is kept (a decimal string).
-inline constexpr std::string_view recreated_pods_annotation = "kozmo.io/recreated-pods";
 
 using k8s::time_point;
 

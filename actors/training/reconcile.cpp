@@ -12,6 +12,7 @@
 #include "actors/training/pod_builder.hpp"
 #include "actors/training/pod_health.hpp"
 #include "actors/training/success_policy.hpp"
+#include "k8s/model/kozmo_keys.hpp"
 
 #include <algorithm>
 
@@ -365,7 +366,7 @@ void pass::converge() {
       delete_pod(*r.pod, false);
       ++status_.recreated_pods;
     }
-    json::value annotations = json::object{{std::string(recreated_pods_annotation), std::to_string(status_.recreated_pods)}};
+    json::value annotations = json::object{{keys::recreated_pods, std::to_string(status_.recreated_pods)}};
     out_.actions.push_back(patch_job{json::object{{"metadata", json::object{{"annotations", std::move(annotations)}}}}});
     std::string msg = job_ref() + " is restarting because";
     bool first = true;

@@ -20,6 +20,11 @@ const json::value* member_schema(const json::value& schema, std::string_view key
   return additional && additional->is_object() ? additional : nullptr;
 }
 
+// "spec.x" under "spec"; "x" at the root.
+std::string child_path(const std::string& path, std::string_view key) {
+  return path.empty() ? std::string(key) : path + "." + std::string(key);
+}
+
 // At an object's root, metadata is ObjectMeta's business, never the schema's.
 bool outside_schema(std::string_view key, bool root) {
   return root && (key == "metadata" || key == "apiVersion" || key == "kind");
@@ -127,19 +132,25 @@ std::size_t utf8_length(const std::string& s) {
   return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
 }
 
+// Patterns compiled once; matching runs outside the lock (a compiled regex is read-only, and
+// map nodes do not move).
 bool matches_pattern(const std::string& pattern, const std::string& s) {
   static std::mutex mu;
   static std::map<std::string, std::regex> cache;
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = cache.find(pattern);
-  if (it == cache.end()) {
-    try {
-      it = cache.emplace(pattern, std::regex(pattern, std::regex::ECMAScript)).first;
-    } catch (const std::regex_error&) {
-      return true;  // a pattern the CRD check would have refused; nothing to hold the value to
+  const std::regex* re = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = cache.find(pattern);
+    if (it == cache.end()) {
+      try {
+        it = cache.emplace(pattern, std::regex(pattern, std::regex::ECMAScript)).first;
+      } catch (const std::regex_error&) {
+        return true;  // a pattern the CRD check would have refused; nothing to hold the value to
+      }
     }
+    re = &it->second;
   }
-  return std::regex_search(s, it->second);
+  return std::regex_search(s, *re);
 }
 
 bool is_base64(const std::string& s) {
@@ -174,8 +185,6 @@ bool format_ok(const std::string& format, const std::string& s) {
     return std::regex_match(s, uuid);
   return true;
 }
-
-std::string number_text(const json::value& v) { return json::dump(v); }
 
 // Go's %#v of a list-map's key values: map[string]interface {}{"k":"a", "n":1}.
 std::string go_map_repr(const std::vector<std::pair<std::string, const json::value*>>& keys) {
@@ -253,23 +262,23 @@ private:
 
   void check_number(const json::value& schema, const json::value& v, const std::string& path) {
     const double x = v.as_double();
-    const std::string value = number_text(v);
+    const std::string value = json::dump(v);
     if (const json::value* m = schema.find("multipleOf"); m && m->is_number() && m->as_double() > 0) {
       double q = x / m->as_double();
       if (q != std::floor(q))
-        errs_.push_back(field_error::invalid(path, value, path + " in body should be a multiple of " + number_text(*m)));
+        errs_.push_back(field_error::invalid(path, value, path + " in body should be a multiple of " + json::dump(*m)));
     }
     if (const json::value* max = schema.find("maximum"); max && max->is_number()) {
       bool exclusive = schema.get_bool("exclusiveMaximum");
       if (exclusive ? x >= max->as_double() : x > max->as_double())
         errs_.push_back(field_error::invalid(path, value, path + " in body should be less than " +
-                                                              (exclusive ? "" : "or equal to ") + number_text(*max)));
+                                                              (exclusive ? "" : "or equal to ") + json::dump(*max)));
     }
     if (const json::value* min = schema.find("minimum"); min && min->is_number()) {
       bool exclusive = schema.get_bool("exclusiveMinimum");
       if (exclusive ? x <= min->as_double() : x < min->as_double())
         errs_.push_back(field_error::invalid(path, value, path + " in body should be greater than " +
-                                                              (exclusive ? "" : "or equal to ") + number_text(*min)));
+                                                              (exclusive ? "" : "or equal to ") + json::dump(*min)));
     }
   }
 
@@ -285,7 +294,6 @@ private:
   }
 
   void check_object(const json::value& schema, const json::object& members, const std::string& path) {
-    auto child = [&](std::string_view key) { return path.empty() ? std::string(key) : path + "." + std::string(key); };
     if (const json::value* max = schema.find("maxProperties"); max && max->is_int() && static_cast<std::int64_t>(members.size()) > max->as_int())
       errs_.push_back(field_error::invalid(path, json::dump(*max), path + " in body should have at most " + json::dump(*max) + " properties"));
     if (const json::value* min = schema.find("minProperties"); min && min->is_int() && static_cast<std::int64_t>(members.size()) < min->as_int())
@@ -293,10 +301,10 @@ private:
     if (const json::value* req = schema.find("required"); req && req->is_array())
       for (const auto& r : req->as_array())
         if (r.is_string() && !members.find(r.as_string()))
-          errs_.push_back(field_error::required(child(r.as_string())));
+          errs_.push_back(field_error::required(child_path(path, r.as_string())));
     for (const auto& [key, value] : members)
       if (const json::value* sub = member_schema(schema, key))
-        check(*sub, value, child(key));
+        check(*sub, value, child_path(path, key));
   }
 
   // anyOf / allOf / oneOf / not hold the same value to further schemas (no types of their own
@@ -365,11 +373,10 @@ void check_list_types(const json::value& schema, const json::value& v, const std
                       std::vector<field_error>& errs) {
   if (!schema.is_object())
     return;
-  auto child = [&](std::string_view key) { return path.empty() ? std::string(key) : path + "." + std::string(key); };
   if (v.is_object()) {
     for (const auto& [key, value] : v.as_object())
       if (const json::value* sub = member_schema(schema, key))
-        check_list_types(*sub, value, child(key), errs);
+        check_list_types(*sub, value, child_path(path, key), errs);
     return;
   }
   if (!v.is_array())

@@ -31,6 +31,12 @@ inline constexpr const char* simulated = "kozmo.io/simulated";
 inline constexpr const char* gpu_type = "kozmo.io/gpu-type";
 inline constexpr const char* gpus_of_type_prefix = "kozmo.io/gpus."; // + type: GPUs of that type
 
+// --- Training jobs (actors/training) ----------------------------------------------------------
+// On a job: the pods deleted and recreated to restart a replica (a decimal count), which its
+// backoffLimit counts. An annotation because any CRD keeps it (the peer's prunes status fields
+// it does not declare).
+inline constexpr const char* recreated_pods = "kozmo.io/recreated-pods";
+
 // --- Task executions (actors/tasks) -----------------------------------------------------------
 // On a TaskExecution: the project its ResourcePool's perProject limit counts it in (else its
 // namespace).

@@ -3,6 +3,7 @@
 // not found (retrying in 250 ms)"). Each actor is spawned alone, without a supervisor (whose
 // watch would stop it), for an object the embedded API server created and then deleted; the
 // test counts the PATCHes answered 404 on the wire (the client's request metric).
+#include "tests/support/json_doc.hpp"
 #include "actors/controller/event_recorder_actor.hpp"
 #include "actors/controller/executor_actor.hpp"
 #include "actors/tasks/plugin.hpp"
@@ -22,15 +23,10 @@
 #include <thread>
 
 using namespace kozmo;
+using test::doc;
 using namespace std::chrono_literals;
 
 namespace {
-
-json::value doc(const std::string& text) {
-  auto v = json::parse(text);
-  REQUIRE(v.has_value());
-  return *v;
-}
 
 // PATCH requests this process's clients saw answered with a 4xx.
 double patches_refused() {

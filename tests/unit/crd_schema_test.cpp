@@ -1,5 +1,6 @@
 // `kozmo crds --pod-schema`: a Kozmo CRD's opaque pod template becomes the full structural
 // schema of the cluster's OpenAPI document, the way controller-gen writes the peer's CRDs.
+#include "tests/support/json_doc.hpp"
 #include "runtime/crd_schema.hpp"
 
 #include <catch2/catch.hpp>
@@ -7,12 +8,6 @@
 using namespace kozmo;
 
 namespace {
-
-json::value parse(const char* text) {
-  auto v = json::parse(text);
-  REQUIRE(v.has_value());
-  return *v;
-}
 
 // A cut-down OpenAPI v2 document with the shapes the real one has.
 const char* openapi = R"({"definitions":{
@@ -52,7 +47,7 @@ const json::value& template_of(const json::value& out) {
 } // namespace
 
 TEST_CASE("a pod template gets the PodTemplateSpec schema with every $ref inlined") {
-  auto out = runtime::with_full_pod_schema(parse(crd), parse(openapi));
+  auto out = runtime::with_full_pod_schema(test::doc(crd), test::doc(openapi));
   REQUIRE(out.has_value());
   const json::value& t = template_of(*out);
   CHECK(t.find("x-kubernetes-preserve-unknown-fields") == nullptr);
@@ -65,7 +60,7 @@ TEST_CASE("a pod template gets the PodTemplateSpec schema with every $ref inline
 }
 
 TEST_CASE("a template's metadata keeps what controller-gen's embedded ObjectMeta keeps") {
-  auto out = runtime::with_full_pod_schema(parse(crd), parse(openapi));
+  auto out = runtime::with_full_pod_schema(test::doc(crd), test::doc(openapi));
   REQUIRE(out.has_value());
   const json::value* meta = template_of(*out).at_path({"properties", "metadata", "properties"});
   REQUIRE(meta != nullptr);
@@ -75,7 +70,7 @@ TEST_CASE("a template's metadata keeps what controller-gen's embedded ObjectMeta
 }
 
 TEST_CASE("quantities and int-or-string become x-kubernetes-int-or-string; a list-map's protocol defaults to TCP") {
-  auto out = runtime::with_full_pod_schema(parse(crd), parse(openapi));
+  auto out = runtime::with_full_pod_schema(test::doc(crd), test::doc(openapi));
   REQUIRE(out.has_value());
   const json::value* c = template_of(*out).at_path({"properties", "spec", "properties", "containers", "items", "properties"});
   const json::value* q = c->at_path({"resources", "properties", "limits", "additionalProperties"});
@@ -87,10 +82,10 @@ TEST_CASE("quantities and int-or-string become x-kubernetes-int-or-string; a lis
 }
 
 TEST_CASE("a document without the definitions the CRD needs is refused with what is missing") {
-  auto none = runtime::with_full_pod_schema(parse(crd), parse(R"({"swagger":"2.0"})"));
+  auto none = runtime::with_full_pod_schema(test::doc(crd), test::doc(R"({"swagger":"2.0"})"));
   REQUIRE_FALSE(none.has_value());
   CHECK_THAT(none.err().message, Catch::Contains("kubectl get --raw /openapi/v2"));
-  auto partial = runtime::with_full_pod_schema(parse(crd), parse(R"({"definitions":{}})"));
+  auto partial = runtime::with_full_pod_schema(test::doc(crd), test::doc(R"({"definitions":{}})"));
   REQUIRE_FALSE(partial.has_value());
   CHECK_THAT(partial.err().message, Catch::Contains("io.k8s.api.core.v1.PodTemplateSpec"));
 }

@@ -1,6 +1,7 @@
 // The resource manager over real sockets to the embedded API server: it holds again the tokens
 // the tasks' statuses say are held before it grants any, answers the tasks that asked before it
 // was ready, tells a waiting task when its token comes, and shows the pool's use in its status.
+#include "tests/support/json_doc.hpp"
 #include "actors/controller/event_recorder_actor.hpp"
 #include "actors/controller/executor_actor.hpp"
 #include "actors/tasks/resource_manager_actor.hpp"
@@ -15,15 +16,10 @@
 #include <catch2/catch.hpp>
 
 using namespace kozmo;
+using test::doc;
 using namespace std::chrono_literals;
 
 namespace {
-
-json::value doc(const std::string& text) {
-  auto v = json::parse(text);
-  REQUIRE(v.has_value());
-  return *v;
-}
 
 struct fixture : test::server_with_crds {
   caf::actor_system_config cfg;

@@ -5,6 +5,7 @@
 
 #include "actors/training/reconcile.hpp"
 #include "k8s/json/patch.hpp"
+#include "k8s/model/kozmo_keys.hpp"
 #include "k8s/model/codec.hpp"
 
 #include <catch2/catch.hpp>
@@ -198,7 +199,7 @@ struct cluster {
   // The job's kozmo.io/recreated-pods annotation ("" when absent).
   std::string recreated_pods() const {
     const json::value* a = job.document.at_path({"metadata", "annotations"});
-    return a != nullptr ? a->get_string(recreated_pods_annotation) : "";
+    return a != nullptr ? a->get_string(keys::recreated_pods) : "";
   }
   std::string reason_of(std::string_view type) const {
     auto s = status();

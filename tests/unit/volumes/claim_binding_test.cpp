@@ -1,6 +1,7 @@
 // kozmo local's PersistentVolume controller rules (actors/volumes/claim_binding.hpp) and the
 // quota usage count (actors/quota/quota_usage.hpp), as a user of claims, volumes and quotas
 // would see them: which volume a claim gets, why it waits, what a quota says is used.
+#include "tests/support/json_doc.hpp"
 #include "actors/quota/quota_usage.hpp"
 #include "actors/volumes/claim_binding.hpp"
 #include "k8s/model/codec.hpp"
@@ -8,15 +9,10 @@
 #include <catch2/catch.hpp>
 
 using namespace kozmo;
+using test::doc;
 using namespace kozmo::volumes;
 
 namespace {
-
-json::value doc(const std::string& text) {
-  auto v = json::parse(text);
-  REQUIRE(v.has_value());
-  return *v;
-}
 
 claim pvc(const std::string& name, const std::string& size, const std::string& extra_spec = "",
           const std::string& modes = R"(["ReadWriteOnce"])") {
