@@ -65,6 +65,8 @@ cluster_state::cluster_state(const cluster_model& model)
       bound_at_(model.tree.size(), -1), avail_(model.tree.size(), 0),
       fit_vc_(model.tree.size(), 0), fit_top_(model.tree.size(), 0) {
   const cell_tree& tree = model.tree;
+  stamps_.vc.assign(model.vcs.size(), 0);
+  unbound_count_.assign(model.vcs.size(), 0);
   for (cell_id id = 0; id < tree.size(); ++id) {
     avail_[id] = tree.at(id).leaf_count;
     if (tree.at(id).children.empty()) ++total_avail_;
@@ -119,6 +121,7 @@ cluster_state::cluster_state(const cluster_model& model)
         vc_cells_of[v].push_back(static_cast<int>(vc_cells.size()));
         ++demand_[c.chain][c.level];
         unbound_[{c.vc, c.chain, c.level}].insert(static_cast<int>(vc_cells.size()));
+        ++unbound_count_[static_cast<std::size_t>(c.vc)];
         vc_cells.push_back(std::move(c));
       }
     }
@@ -159,7 +162,22 @@ cluster_state::cluster_state(const cluster_model& model)
   }
 }
 
+void cluster_state::touched(cell_id leaf) {
+  ++stamps_.changes;
+  const int index = vc_cell_containing(leaf);
+  if (index >= 0)
+    ++stamps_.vc[static_cast<std::size_t>(vc_cells[index].vc)];
+  else
+    ++stamps_.outside;
+}
+
+void cluster_state::vc_changed(int vc) {
+  ++stamps_.changes;
+  if (vc >= 0) ++stamps_.vc[static_cast<std::size_t>(vc)];
+}
+
 void cluster_state::set_owner(cell_id leaf, int group) {
+  if (owner[leaf] != group) touched(leaf);
   const bool was = leaf_avail(leaf);
   const int delta = (group >= 0 ? 1 : 0) - (owner[leaf] >= 0 ? 1 : 0);
   owner[leaf] = group;
@@ -171,6 +189,7 @@ void cluster_state::set_owner(cell_id leaf, int group) {
 }
 
 void cluster_state::set_reserver(cell_id leaf, int group) {
+  if (reserver[leaf] != group) touched(leaf);
   const bool was = leaf_avail(leaf);
   reserver[leaf] = group;
   leaf_changed(leaf, was);
@@ -265,6 +284,7 @@ bool cluster_state::set_health(const std::string& node, bool healthy) {
     for (cell_id leaf : t.leaf_cells_of(name)) {
       if ((bad_[leaf] > 0) == bad) continue;
       changed = true;
+      touched(leaf);
       const bool was = leaf_avail(leaf);
       const int delta = bad ? 1 : -1;
       bad_total_ += delta;
@@ -369,6 +389,8 @@ void cluster_state::bind(int index, cell_id physical) {
   std::vector<cell_id> leaves;
   leaves_under(tree(), physical, leaves);
   (void)bindings.take(leaves, binding_name(index));
+  vc_changed(c.vc);
+  ++stamps_.outside;
   c.bound = physical;
   bound_at_[physical] = index;
   --demand_[c.chain][c.level];
@@ -376,17 +398,19 @@ void cluster_state::bind(int index, cell_id physical) {
   flush_index();
   fit_vc_[physical] = fit_measure(physical);
   vc_index_[c.vc].insert({fit_vc_[physical], tree_rank(physical), physical});
-  unbound_[{c.vc, c.chain, c.level}].erase(index);
+  unbound_count_[static_cast<std::size_t>(c.vc)] -= unbound_[{c.vc, c.chain, c.level}].erase(index);
 }
 
 void cluster_state::unbind(int index) {
   vc_cell& c = vc_cells[index];
   if (c.pinned || c.bound == no_cell) return;
   bindings.release(binding_name(index));
+  vc_changed(c.vc);
+  ++stamps_.outside;
   flush_index();
   vc_index_[c.vc].erase({fit_vc_[c.bound], tree_rank(c.bound), c.bound});
   ++demand_[c.chain][c.level];
-  unbound_[{c.vc, c.chain, c.level}].insert(index);
+  unbound_count_[static_cast<std::size_t>(c.vc)] += unbound_[{c.vc, c.chain, c.level}].insert(index).second ? 1 : 0;
   bound_at_[c.bound] = -1;
   c.bound = no_cell;
   c.doomed = false;
@@ -394,6 +418,7 @@ void cluster_state::unbind(int index) {
 
 void cluster_state::add_use(int index, int leaves) {
   vc_cell& c = vc_cells[index];
+  vc_changed(c.vc);
   c.used += leaves;
   if (!c.pinned) {
     vc_unused_[static_cast<std::size_t>(c.vc)][c.leaf_type] -= leaves;
@@ -415,6 +440,7 @@ int cluster_state::vc_unused(int vc, const std::string& leaf_type) const {
 
 void cluster_state::release_use(int index, int leaves) {
   vc_cell& c = vc_cells[index];
+  vc_changed(c.vc);
   c.used -= leaves;
   if (!c.pinned) {
     vc_unused_[static_cast<std::size_t>(c.vc)][c.leaf_type] += leaves;

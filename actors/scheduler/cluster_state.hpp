@@ -153,6 +153,24 @@ public:
   int vc_quota(int vc, const std::string& leaf_type) const;
   // Bad GPUs anywhere in the cluster.
   int bad_total() const { return bad_total_; }
+  // Whether any ordinary virtual cell of the VC is unbound (its groups may bind new cells).
+  bool has_unbound(int vc) const { return unbound_count_[static_cast<std::size_t>(vc)] > 0; }
+
+  // --- change stamps (the core's queueing hints) -----------------------------------------
+  // Counters that move on every change a placement or a wait reason can depend on: `changes`
+  // on any; `vc[v]` on a change of owner, reserver or health of a GPU inside one of VC v's
+  // bound cells, of its bindings or of its quota use; `outside` on such a change to a GPU no
+  // bound cell holds and on any binding. Equal stamps: nothing in that scope changed since.
+  struct stamps {
+    std::uint64_t changes = 0, outside = 0;
+    std::vector<std::uint64_t> vc;
+  };
+  const stamps& stamp() const { return stamps_; }
+  // A tentative placement undone: its bindings are gone again, and so is their mark.
+  void restore_stamp(stamps s) { stamps_ = std::move(s); }
+  // Changes the state cannot see: a group's priority (its GPUs), a VC's preemptions in flight.
+  void changed(cell_id leaf) { touched(leaf); }
+  void vc_changed(int vc);
 
   allocation_state bindings; // leaves covered by bound virtual cells, "group" = "vc/<index>"
 
@@ -203,6 +221,9 @@ private:
   std::set<std::string, std::less<>> healthy_nodes_; // nodes whose last report was healthy
   bool health_reported_ = false;
   int bad_total_ = 0;
+  stamps stamps_;
+  std::vector<std::size_t> unbound_count_;  // per VC: its ordinary cells in unbound_
+  void touched(cell_id leaf);
   bool doom_stale_ = false; // a health change or a release since the last refresh_doomed
 };
 

@@ -6,6 +6,7 @@
 #include "actors/scheduler/scheduler_core_impl.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <tuple>
 
 namespace kozmo::scheduler {
@@ -23,7 +24,7 @@ struct scheduler_core::impl : detail::core_impl {
     if (it == groups.end() || !it->second.pods.empty()) return;
     release_group(it->second);
     by_id.erase(it->second.id);
-    waiting.erase(it->second.name);
+    unqueue(it->second);
     groups.erase(it);
   }
 
@@ -61,6 +62,8 @@ struct scheduler_core::impl : detail::core_impl {
     return ok;
   }
 
+  void tell(group_entry& g, const std::string& reason, std::vector<pod_decision>& out);
+
   pod_decision make(decision_kind kind, const pod_entry& p, const group_entry& g, std::string reason) const {
     pod_decision d;
     d.kind = kind;
@@ -74,6 +77,7 @@ struct scheduler_core::impl : detail::core_impl {
   // out on the first bind decision and reused for the others of the same round.
   pod_decision bind_decision(pod_entry& p, group_entry& g, slot& s, std::optional<std::string>& group_part) {
     s.pod_uid = p.view.ref.uid;
+    if (!p.decided) --undecided;
     p.decided = true;
     p.last_reason.clear();
     pod_decision d = make(decision_kind::bind, p, g, {});
@@ -109,14 +113,16 @@ struct scheduler_core::impl : detail::core_impl {
   std::optional<pod_decision> pod_outcome(pod_entry& p, group_entry& g, const std::string& reason, bool quiet,
                                           std::optional<std::string>& group_part) {
     auto say = [&](decision_kind kind, std::string why) -> std::optional<pod_decision> {
+      std::vector<pod_ref> victims;
       std::string key = why;
-      pod_decision d = make(kind, p, g, std::move(why));
       if (kind == decision_kind::preempt) {
-        d.victims = victim_pods(g);
-        for (const auto& v : d.victims) key += "|" + v.uid;
+        victims = victim_pods(g);
+        for (const auto& v : victims) key += "|" + v.uid;
       }
       if (quiet && key == p.last_reason) return std::nullopt;
-      p.last_reason = key;
+      p.last_reason = std::move(key);
+      pod_decision d = make(kind, p, g, std::move(why));
+      d.victims = std::move(victims);
       return d;
     };
     switch (g.state) {
@@ -174,7 +180,10 @@ expected<scheduler_core> scheduler_core::load(std::string_view config_yaml) {
   return scheduler_core(std::make_unique<impl>(std::move(*model)));
 }
 
-void scheduler_core::set_options(const scheduler_options& options) { impl_->options = options; }
+void scheduler_core::set_options(const scheduler_options& options) {
+  impl_->options = options;
+  impl_->touched = true;
+}
 
 bool scheduler_core::set_node(std::string_view node, bool healthy) {
   return impl_->state.set_health(std::string(node), healthy);
@@ -184,6 +193,7 @@ bool scheduler_core::remove_node(std::string_view node) { return impl_->state.se
 
 status scheduler_core::add_pod(const pod_view& pod) {
   auto& d = *impl_;
+  d.touched = true;
   if (auto valid = d.validate(pod.spec); !valid) return valid.err();
   if (d.pods.count(pod.ref.uid)) return ok;
   group_entry& g = d.add_group(pod);
@@ -198,21 +208,26 @@ status scheduler_core::add_pod(const pod_view& pod) {
   }
   g.pods.insert(pod.ref.uid);
   d.pods[pod.ref.uid] = pod_entry{pod, g.name, false, false, {}};
-  d.waiting.insert(g.name);
+  ++d.undecided;
+  g.told = false;
+  if (!g.turn) d.queue(g);
   return ok;
 }
 
 status scheduler_core::recover_pod(const pod_view& pod) {
+  impl_->touched = true;
   impl_->state.settle();
   return impl_->recover(pod);
 }
 
 pod_removal scheduler_core::remove_pod(std::string_view uid) {
   auto& d = *impl_;
+  d.touched = true;
   pod_removal out;
   auto it = d.pods.find(uid);
   if (it == d.pods.end()) return out;
   out.group = it->second.group;
+  if (!it->second.decided) --d.undecided;
   d.pods.erase(it);
   auto g = d.groups.find(out.group);
   if (g == d.groups.end()) return out;
@@ -228,36 +243,90 @@ void scheduler_core::pod_bound(std::string_view uid) {
   if (auto it = impl_->pods.find(uid); it != impl_->pods.end()) it->second.bound = true;
 }
 
+// The pods of a group that has been through placement (advance) hear their decisions.
+void scheduler_core::impl::tell(group_entry& g, const std::string& reason, std::vector<pod_decision>& out) {
+  bool undecided = false;
+  std::optional<std::string> group_part;
+  for (const auto& uid : g.pods) {
+    pod_entry& p = pods.at(uid);
+    if (p.decided) continue;
+    if (auto dec = pod_outcome(p, g, reason, true, group_part)) out.push_back(std::move(*dec));
+    undecided = undecided || !p.decided;
+  }
+  g.told = g.state == group_state::pending && g.hint && g.hint->reason == reason;
+  if (!undecided) unqueue(g);
+}
+
 std::vector<pod_decision> scheduler_core::schedule(std::int64_t now_ms) {
   auto& d = *impl_;
-  // Groups with a pod still waiting for a decision, highest priority first, then oldest.
-  std::vector<group_entry*> order;
-  for (const auto& name : d.waiting) order.push_back(&d.groups.find(name)->second);
-  std::stable_sort(order.begin(), order.end(), [](const group_entry* a, const group_entry* b) {
-    const int pa = -a->priority(), pb = -b->priority();
-    return std::tie(pa, a->created_ms, a->name) < std::tie(pb, b->created_ms, b->name);
-  });
   std::vector<pod_decision> out;
-  for (group_entry* g : order) {
-    // Doomed cells worked out once for every node report and release since the last decision.
-    d.state.settle();
-    const std::string reason = d.advance(*g, nullptr, now_ms);
-    bool undecided = false;
-    std::optional<std::string> group_part;
-    for (const auto& uid : g->pods) {
-      pod_entry& p = d.pods.at(uid);
-      if (p.decided) continue;
-      if (auto dec = d.pod_outcome(p, *g, reason, true, group_part)) out.push_back(std::move(*dec));
-      undecided = undecided || !p.decided;
+  std::size_t refreshes = d.options.reason_refreshes_per_round;
+  // Doomed cells worked out once for every node report and release since the last decision.
+  d.state.settle();
+  const std::uint64_t start = d.state.stamp().changes;
+  if (d.options.shortcuts && !d.touched && start == d.quiet_at && now_ms < d.next_old_ms) {
+    // Nothing happened since a round that changed nothing: every waiting group would fail as
+    // it did. Only stale wait reasons are left to say, within the budget, in turn.
+    std::size_t k = 0;
+    for (; k < d.stale.size() && refreshes > 0; ++k) {
+      group_entry& g = *d.stale[k];
+      if (g.state != group_state::pending || !g.hint || !g.hint->stale) continue;
+      --refreshes;
+      g.hint->reason = d.wait_reason(g);
+      g.hint->stale = false;
+      g.told = false;
+      d.tell(g, g.hint->reason, out);
     }
-    if (!undecided) d.waiting.erase(g->name);
+    d.stale.erase(d.stale.begin(), d.stale.begin() + static_cast<std::ptrdiff_t>(k));
+    d.stale_left = d.stale.size();
+    return out;
   }
+  // Groups with a pod still waiting for a decision, in their turn as the round starts.
+  std::vector<group_entry*> order;
+  order.reserve(d.waiting.size());
+  for (const auto& [turn, g] : d.waiting) order.push_back(g);
+  d.stale.clear();
+  d.touched = false;
+  d.next_old_ms = std::numeric_limits<std::int64_t>::max();
+  for (group_entry* g : order) {
+    d.state.settle();
+    auto note_age = [&] {
+      if (g->state == group_state::pending && d.options.reserve_after_ms > 0 && g->waiting_since_ms >= 0 &&
+          !d.old_enough(*g, now_ms))
+        d.next_old_ms = std::min(d.next_old_ms, g->waiting_since_ms + d.options.reserve_after_ms);
+    };
+    // Told, and nothing it depends on changed: placing it would say the same (queueing hints).
+    if (g->state == group_state::pending && g->told && !g->hint->stale && d.hint_holds(*g, now_ms)) {
+      note_age();
+      continue;
+    }
+    std::string reason = d.advance(*g, nullptr, now_ms);
+    note_age();
+    if (g->state == group_state::pending && g->hint && g->hint->stale) {
+      // Pods told nothing yet (one just joined) hear it now, whatever the budget.
+      if (refreshes == 0 && g->told) {
+        d.stale.push_back(g);
+        continue;
+      }
+      if (refreshes > 0) --refreshes;
+      g->hint->reason = reason = d.wait_reason(*g);
+      g->hint->stale = false;
+      g->told = false;
+    }
+    // Still pending on the reason its pods were told: nothing to say (queueing hints).
+    if (g->state == group_state::pending && g->told) continue;
+    d.tell(*g, reason, out);
+  }
+  d.stale_left = d.stale.size();
+  // A round that changed nothing makes the next one quiet unless something happens first.
+  d.quiet_at = d.state.stamp().changes == start ? start : ~std::uint64_t{0};
   return out;
 }
 
 pod_decision scheduler_core::schedule_one(std::string_view uid, const std::vector<std::string>& suggested_nodes,
                                           std::int64_t now_ms) {
   auto& d = *impl_;
+  d.touched = true;
   d.state.settle();
   auto it = d.pods.find(uid);
   pod_decision out;
@@ -278,8 +347,9 @@ pod_decision scheduler_core::schedule_one(std::string_view uid, const std::vecto
   if (restrict && g.state == group_state::pending)
     reason += " (only kube-scheduler's " + std::to_string(nodes.size()) + " suggested node(s) considered)";
   auto dec = d.pod_outcome(p, g, reason, false, group_part);
+  g.told = false;
   if (std::all_of(g.pods.begin(), g.pods.end(), [&](const std::string& u) { return d.pods.at(u).decided; }))
-    d.waiting.erase(g.name);
+    d.unqueue(g);
   return dec ? std::move(*dec) : out;
 }
 
@@ -288,18 +358,11 @@ std::string scheduler_core::group_of(std::string_view uid) const {
   return it == impl_->pods.end() ? std::string() : it->second.group;
 }
 
-std::size_t scheduler_core::waiting_pods() const {
-  std::size_t n = 0;
-  for (const auto& name : impl_->waiting)
-    for (const auto& uid : impl_->groups.find(name)->second.pods) n += impl_->pods.at(uid).decided ? 0 : 1;
-  return n;
-}
+std::size_t scheduler_core::waiting_pods() const { return impl_->undecided; }
 
-std::size_t scheduler_core::placed_groups() const {
-  std::size_t n = 0;
-  for (const auto& [_, g] : impl_->groups) n += g.state == group_state::pending ? 0 : 1;
-  return n;
-}
+std::size_t scheduler_core::stale_reasons() const { return impl_->stale_left; }
+
+std::size_t scheduler_core::placed_groups() const { return impl_->placed; }
 
 std::vector<group_notice> scheduler_core::take_notices() {
   std::vector<group_notice> out;

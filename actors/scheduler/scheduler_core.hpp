@@ -139,6 +139,12 @@ struct scheduler_options {
   // without a search of the cell trees, and wait reasons reuse the count of free GPUs per node
   // until a GPU's availability changes. Off only to check that the decisions are the same.
   bool shortcuts = true;
+  // With shortcuts, a group that still cannot fit for the same reason as its class (only
+  // the counts in its wait reason moved) has the new reason said within this many groups per
+  // schedule(); the others keep the reason they were told until a later round (the actor runs
+  // one at once while stale_reasons() > 0). A backlog of thousands then costs a round what
+  // the changes cost, not a new message for every waiting pod after every bind.
+  std::size_t reason_refreshes_per_round = 128;
 };
 
 class scheduler_core {
@@ -172,6 +178,8 @@ public:
   // Note 2. Decisions for the pods that changed state: a pod keeps waiting silently when its
   // reason did not change since the last call.
   std::vector<pod_decision> schedule(std::int64_t now_ms);
+  // Waiting groups whose new wait reason the last schedule() left for a later round.
+  std::size_t stale_reasons() const;
   // The extender's filter: one pod, placed only on `suggested_nodes` (all nodes when empty or
   // when the pod's spec ignores kube-scheduler's suggestions). The restriction applies when
   // the group is placed; a pod whose group is already placed gets its kept slot. Asking again

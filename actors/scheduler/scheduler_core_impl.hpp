@@ -33,6 +33,30 @@ struct slot {
   int vc_cell = -1;      // virtual cell whose quota these GPUs use (-1: none / opportunistic)
 };
 
+// What a pending group's placement depends on has not changed while this stays the same:
+// its VC's stamp (and the unbound space's while the VC can bind new cells) for a guaranteed
+// group of a VC, every change for the others.
+struct scope_stamp {
+  int vc = -1;
+  std::uint64_t a = 0, b = 0;
+  bool operator==(const scope_stamp& o) const { return vc == o.vc && a == o.a && b == o.b; }
+};
+
+// A pending group's last failed placement (queueing hint): at which stamp, whether it was old
+// enough to reserve then, and the wait reason it got.
+struct placement_hint {
+  scope_stamp at;
+  bool old = false;
+  std::string reason;
+  // The placement is known to fail at `at` (a group of its class failed there), but `reason`
+  // is the one its pods were told before: schedule() refreshes it within its budget.
+  bool stale = false;
+};
+
+// Pending groups that place alike: same VC, priority, leaf type, pinned cell and members, on
+// the same side of the reservation age. One failing says the others fail at the same stamp.
+using placement_class = std::tuple<int, int, std::string, std::string, std::vector<std::pair<int, int>>, bool>;
+
 enum class group_state { pending, preempting, allocated };
 
 struct group_entry {
@@ -55,6 +79,15 @@ struct group_entry {
   // Head of line: waiting since, and whether it holds cells as a reservation.
   std::int64_t waiting_since_ms = -1;
   bool reserving = false;
+  std::optional<placement_hint> hint;
+  std::optional<placement_class> klass;  // its class, kept (priority and age set on use)
+  // Its class's entry in core_impl::failed_classes, while the memo's generation is the same.
+  scope_stamp* class_failed = nullptr;
+  std::uint64_t class_generation = 0;
+  // Every undecided pod has been told the hint's reason (nothing to say while it holds).
+  bool told = false;
+  // Its key in core_impl::waiting while it is there (the priority it had when queued).
+  std::optional<std::tuple<int, std::int64_t, std::string_view>> turn;
 
   int priority() const { return lazy_preempted ? -1 : spec.priority; }
   bool guaranteed() const { return priority() >= 0; }
@@ -74,7 +107,9 @@ struct attempt {
   std::vector<int> new_bindings;   // virtual cells bound for it; unbound again on undo
   std::set<int> victims;           // group ids whose GPUs it needs
   int preempted = 0;
+  cluster_state::stamps before;    // the state's stamps before it; undo puts them back
 };
+
 
 // Lookups by std::string_view without building a std::string (heterogeneous lookup).
 struct string_hash {
@@ -88,7 +123,18 @@ struct core_impl {
   std::map<std::string, group_entry, std::less<>> groups;
   std::unordered_map<int, group_entry*> by_id;
   std::unordered_map<std::string, pod_entry, string_hash, std::equal_to<>> pods; // by uid
-  std::set<std::string, std::less<>> waiting;  // groups with a pod not decided yet
+  // Groups with a pod not decided yet, in their turn: highest priority, then oldest, then name.
+  // A sorted vector: a round walks it in order, and it changes far less often than it is walked.
+  using turn_key = std::tuple<int, std::int64_t, std::string_view>;
+  std::vector<std::pair<turn_key, group_entry*>> waiting;
+  void queue(group_entry& g);    // into `waiting` (again, after its priority changed)
+  void unqueue(group_entry& g);
+  std::size_t undecided = 0;     // pods without a bind decision
+  std::size_t placed = 0;        // groups not pending
+  void set_state(group_entry& g, group_state to) {
+    placed += (to != group_state::pending) - (g.state != group_state::pending);
+    g.state = to;
+  }
   std::vector<group_notice> notices;
   scheduler_options options;
   int next_id = 0;
@@ -113,8 +159,29 @@ struct core_impl {
   void undo(attempt& a);
   void commit_allocated(group_entry& g, attempt& a);
   void commit_preempting(group_entry& g, attempt& a);
-  // Places a pending group: allocated, preempting, or still pending with a reason.
+  // Places a pending group: allocated, preempting, or still pending with a reason. With
+  // options.shortcuts and no node restriction, a group is searched again only when something
+  // its placement depends on changed since it or a group of its class last failed (queueing
+  // hints: the search would fail the same way).
   std::string place_group(group_entry& g, const std::set<std::string>* nodes, std::int64_t now_ms);
+  std::string search_group(group_entry& g, const std::set<std::string>* nodes, std::int64_t now_ms);
+  scope_stamp scope_of(const group_entry& g) const;
+  bool old_enough(const group_entry& g, std::int64_t now_ms) const;
+  std::map<placement_class, scope_stamp> failed_classes;
+  std::uint64_t failed_generation = 1;  // moves when failed_classes is cleared
+  // The hint says what placing the group would say now, without a copy of its reason.
+  bool hint_holds(const group_entry& g, std::int64_t now_ms) const {
+    return options.shortcuts && g.hint && g.hint->at == scope_of(g) && g.hint->old == old_enough(g, now_ms);
+  }
+  // Groups whose stale wait reason the last schedule() left for later, in turn, and how many.
+  std::vector<group_entry*> stale;
+  std::size_t stale_left = 0;
+  // Quiet rounds: the state's change count after a round that changed nothing (~0: none), a
+  // pod added, removed or recovered since (or an extender call), and when the next waiting
+  // group becomes old enough to reserve.
+  std::uint64_t quiet_at = ~std::uint64_t{0};
+  bool touched = true;
+  std::int64_t next_old_ms = 0;
   // Preempting -> allocated once every victim is gone.
   bool finish_preemption(group_entry& g);
   void release_group(group_entry& g);      // frees GPUs, reservations and VC quota

@@ -23,6 +23,25 @@ group_entry& core_impl::add_group(const pod_view& pod) {
 }
 
 namespace {
+bool turn_before(const std::pair<core_impl::turn_key, group_entry*>& a, const core_impl::turn_key& key) {
+  return a.first < key;
+}
+} // namespace
+
+void core_impl::queue(group_entry& g) {
+  unqueue(g);
+  g.turn.emplace(-g.priority(), g.created_ms, std::string_view(g.name));
+  waiting.emplace(std::lower_bound(waiting.begin(), waiting.end(), *g.turn, turn_before), *g.turn, &g);
+}
+
+void core_impl::unqueue(group_entry& g) {
+  if (!g.turn) return;
+  auto it = std::lower_bound(waiting.begin(), waiting.end(), *g.turn, turn_before);
+  if (it != waiting.end() && it->second == &g) waiting.erase(it);
+  g.turn.reset();
+}
+
+namespace {
 
 // A YAML double-quoted scalar: node names and cell types are config text, quoted to be safe.
 void quoted(std::string& out, const std::string& s) {
@@ -169,7 +188,7 @@ status core_impl::recover(const pod_view& pod) {
             if (state.owner[*it] >= 0) {
               if (g.pods.empty()) {
                 by_id.erase(g.id);
-                waiting.erase(g.name);
+                unqueue(g);
                 groups.erase(g.name);
               }
               return error::conflict("GPU " + std::to_string(index) + " of node '" + s.place.node +
@@ -183,7 +202,7 @@ status core_impl::recover(const pod_view& pod) {
       for (const auto& s : slots)
         for (cell_id leaf : s.place.leaves) state.set_owner(leaf, g.id);
       g.slots = std::move(slots);
-      g.state = group_state::allocated;
+      set_state(g, group_state::allocated);
       if (g.spec.priority >= 0 && !physical_mode()) {
         if (g.vc < 0) problem = "virtual cluster '" + g.spec.virtual_cluster + "' no longer exists";
         for (std::size_t i = 0; i < g.slots.size() && problem.empty(); ++i) {

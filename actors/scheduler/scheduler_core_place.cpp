@@ -147,6 +147,7 @@ std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
   };
 
   attempt a;
+  a.before = state.stamp();
   std::vector<std::size_t> order(g.spec.members.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
@@ -243,6 +244,7 @@ std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
 void core_impl::undo(attempt& a) {
   for (auto it = a.new_bindings.rbegin(); it != a.new_bindings.rend(); ++it) state.unbind(*it);
   a.new_bindings.clear();
+  state.restore_stamp(a.before);
 }
 
 void core_impl::commit_allocated(group_entry& g, attempt& a) {
@@ -251,7 +253,7 @@ void core_impl::commit_allocated(group_entry& g, attempt& a) {
     if (s.vc_cell >= 0) state.add_use(s.vc_cell, static_cast<int>(s.place.leaves.size()));
   }
   g.slots = std::move(a.slots);
-  g.state = group_state::allocated;
+  set_state(g, group_state::allocated);
   g.reserving = false;
   g.victims.clear();
   count_quota(g, vc_leaves(g));
@@ -263,7 +265,7 @@ void core_impl::commit_preempting(group_entry& g, attempt& a) {
     if (s.vc_cell >= 0) state.add_use(s.vc_cell, static_cast<int>(s.place.leaves.size()));
   }
   g.slots = std::move(a.slots);
-  g.state = group_state::preempting;
+  set_state(g, group_state::preempting);
   g.victims = a.victims;
   count_quota(g, vc_leaves(g));
 }
@@ -291,8 +293,11 @@ bool core_impl::finish_preemption(group_entry& g) {
       state.set_owner(leaf, g.id);
       state.set_reserver(leaf, -1);
     }
-  if (g.vc >= 0) vc_in_flight[static_cast<std::size_t>(g.vc)] -= vc_leaves(g);
-  g.state = group_state::allocated;
+  if (g.vc >= 0) {
+    vc_in_flight[static_cast<std::size_t>(g.vc)] -= vc_leaves(g);
+    state.vc_changed(g.vc);
+  }
+  set_state(g, group_state::allocated);
   g.reserving = false;
   g.victims.clear();
   return true;
@@ -311,7 +316,7 @@ void core_impl::release_group(group_entry& g) {
   g.slots.clear();
   g.victims.clear();
   g.reserving = false;
-  g.state = group_state::pending;
+  set_state(g, group_state::pending);
 }
 
 void core_impl::cancel_preemption(group_entry& g, const std::string& by) {
@@ -333,6 +338,9 @@ void core_impl::downgrade(group_entry& g, const std::string& reason, const std::
     s.vc_cell = -1;
   }
   g.lazy_preempted = true;
+  if (g.turn) queue(g);  // its turn follows its priority
+  for (const auto& s : g.slots)  // its GPUs turned preemptible for everyone
+    for (cell_id leaf : s.place.leaves) state.changed(leaf);
   g.lazy_reason = reason;
   g.preemptor = by;
   g.preempted_ms = now_ms;
@@ -370,8 +378,71 @@ bool core_impl::cannot_fit(const group_entry& g, const std::set<std::string>* no
   return need > unused + preemptible;
 }
 
-std::string core_impl::place_group(group_entry& g, const std::set<std::string>* nodes,
-                                   std::int64_t now_ms) {
+bool core_impl::old_enough(const group_entry& g, std::int64_t now_ms) const {
+  return options.reserve_after_ms > 0 && g.waiting_since_ms >= 0 && now_ms - g.waiting_since_ms >= options.reserve_after_ms;
+}
+
+scope_stamp core_impl::scope_of(const group_entry& g) const {
+  const auto& s = state.stamp();
+  if (g.guaranteed() && !physical_mode() && g.vc >= 0)
+    return {g.vc, s.vc[static_cast<std::size_t>(g.vc)], state.has_unbound(g.vc) ? s.outside : 0};
+  return {-1, s.changes, 0};
+}
+
+std::string core_impl::place_group(group_entry& g, const std::set<std::string>* nodes, std::int64_t now_ms) {
+  if (!options.shortcuts || nodes) {
+    g.told = false;
+    g.hint.reset();
+    return search_group(g, nodes, now_ms);
+  }
+  const bool old = old_enough(g, now_ms);
+  const scope_stamp at = scope_of(g);
+  if (g.hint && g.hint->at == at && g.hint->old == old) return g.hint->reason;
+  if (!g.klass) {
+    std::vector<std::pair<int, int>> members;
+    for (const auto& m : g.spec.members) members.emplace_back(m.pod_number, m.leaf_cell_number);
+    g.klass.emplace(g.vc, g.priority(), g.spec.leaf_cell_type, g.spec.pinned_cell_id, std::move(members), old);
+  }
+  if (std::get<1>(*g.klass) != g.priority() || std::get<5>(*g.klass) != old || g.class_generation != failed_generation) {
+    std::get<1>(*g.klass) = g.priority();
+    std::get<5>(*g.klass) = old;
+    auto it = failed_classes.find(*g.klass);
+    g.class_failed = it == failed_classes.end() ? nullptr : &it->second;
+    g.class_generation = failed_generation;
+  }
+  if (g.class_failed && *g.class_failed == at) {
+    // Fails like its class. Pods already told something keep it until schedule() refreshes
+    // the reason within its budget (the counts in it are what changed).
+    if (g.hint && g.told) {
+      g.hint->at = at;
+      g.hint->old = old;
+      g.hint->stale = true;
+      return g.hint->reason;
+    }
+    g.told = false;
+    g.hint = placement_hint{at, old, wait_reason(g), false};
+    return g.hint->reason;
+  }
+  g.told = false;
+  const std::uint64_t changes = state.stamp().changes;
+  std::string reason = search_group(g, nodes, now_ms);
+  // Placed, or it changed the state on its way (downgrades, cancellations): no hint.
+  if (g.state != group_state::pending || state.stamp().changes != changes) {
+    g.hint.reset();
+    return reason;
+  }
+  if (failed_classes.size() > 4096) {
+    failed_classes.clear();
+    ++failed_generation;
+  }
+  auto [entry, added] = failed_classes.insert_or_assign(*g.klass, at);
+  g.class_failed = &entry->second;
+  g.class_generation = failed_generation;
+  g.hint = placement_hint{at, old, reason, false};
+  return reason;
+}
+
+std::string core_impl::search_group(group_entry& g, const std::set<std::string>* nodes, std::int64_t now_ms) {
   if (cannot_fit(g, nodes, now_ms)) return wait_reason(g);
   if (auto a = try_place(g, 0, nodes)) {
     commit_allocated(g, *a);
