@@ -17,5 +17,6 @@ using retry_atom = caf::atom_constant<caf::atom("retry")>;
 using register_atom = caf::atom_constant<caf::atom("register")>;
 using renew_atom = caf::atom_constant<caf::atom("renew")>;
 using written_atom = caf::atom_constant<caf::atom("written")>;
+using flush_atom = caf::atom_constant<caf::atom("flush")>;
 
 } // namespace kozmo::atoms

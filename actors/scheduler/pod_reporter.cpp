@@ -8,8 +8,9 @@
 namespace kozmo::scheduler {
 
 pod_reporter::pod_reporter(std::shared_ptr<client::client> cli, std::function<void(controller::event_note)> record,
-                           std::string component)
-    : cli_(std::move(cli)), record_(std::move(record)), component_(std::move(component)) {}
+                           std::string component, double refreshes_per_second)
+    : cli_(std::move(cli)), record_(std::move(record)), component_(std::move(component)),
+      rate_(refreshes_per_second > 0 ? refreshes_per_second : 1), tokens_(rate_) {}
 
 void pod_reporter::event(const pod_ref& pod, const char* type, const std::string& reason, const std::string& message) {
   record_(controller::pod_note(pod.ns, pod.name, pod.uid, {component_, ""}, type, reason, message));
@@ -23,10 +24,45 @@ void pod_reporter::unschedulable(const pod_ref& pod, const std::string& reason, 
                      });
 }
 
-void pod_reporter::waiting(const pod_ref& pod, const std::string& reason) {
+void pod_reporter::write_wait(const pod_ref& pod, const std::string& reason) {
   spdlog::info("scheduler pod={}/{} waiting: {}", pod.ns, pod.name, reason);
   unschedulable(pod, "Unschedulable", reason);
   event(pod, "Warning", "FailedScheduling", reason);
+}
+
+void pod_reporter::waiting(const pod_ref& pod, const std::string& reason) {
+  if (said_.insert(pod.uid).second)
+    return write_wait(pod, reason);
+  auto [it, added] = queued_.try_emplace(pod.uid, queued_wait{pod, reason});
+  if (added)
+    order_.push_back(pod.uid);
+  else
+    it->second.reason = reason;
+}
+
+bool pod_reporter::flush(clock::time_point now) {
+  if (last_ != clock::time_point{})
+    tokens_ = std::min(rate_, tokens_ + std::chrono::duration<double>(now - last_).count() * rate_);
+  last_ = now;
+  while (!order_.empty() && tokens_ >= 1) {
+    auto it = queued_.find(order_.front());
+    order_.pop_front();
+    if (it == queued_.end())
+      continue;
+    write_wait(it->second.pod, it->second.reason);
+    queued_.erase(it);
+    tokens_ -= 1;
+  }
+  // Uids forgotten while queued leave their slot in order_ behind: dropped here once none waits.
+  if (queued_.empty())
+    order_.clear();
+  return !queued_.empty();
+}
+
+void pod_reporter::forget(const std::string& uid) {
+  spec_error_.erase(uid);
+  said_.erase(uid);
+  queued_.erase(uid);
 }
 
 void pod_reporter::bad_spec(const pod_ref& pod, const std::string& message) {

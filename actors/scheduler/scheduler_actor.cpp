@@ -46,6 +46,7 @@ struct scheduler_state {
   std::map<std::string, caf::actor> cellgroups; // group -> its cellgroup actor
   std::set<std::string> given_up;               // binds that failed permanently
   bool pass_queued = false;
+  bool flush_queued = false; // a flush of queued wait reasons is on its way
 };
 
 using scheduler_actor = caf::stateful_actor<scheduler_state>;
@@ -164,8 +165,25 @@ void apply_node(scheduler_actor* self, watch::event_type type, const k8s::node& 
 
 // ---- decisions ---------------------------------------------------------------------------
 
+// Ten times a second while there is something to catch up on: queued wait reasons are
+// written a few at a time (pod_reporter.hpp), and a round brings up to date the wait reasons
+// the core left stale (scheduler_options::reason_refreshes_per_round). Neither competes with
+// the rounds that place pods.
+void flush_reports(scheduler_actor* self) {
+  auto& st = self->state;
+  st.flush_queued = false;
+  if (st.core->stale_reasons() > 0)
+    queue_pass(self);
+  if (st.report->flush(std::chrono::steady_clock::now()) || st.core->stale_reasons() > 0) {
+    st.flush_queued = true;
+    self->delayed_send(self, std::chrono::milliseconds(100), atoms::flush_atom::value);
+  }
+}
+
 void act(scheduler_actor* self, const pod_decision& d) {
   count_decision(d.kind);
+  if (d.kind != decision_kind::wait)
+    self->state.report->forget(d.pod.uid); // a queued wait reason is stale now
   switch (d.kind) {
   case decision_kind::bind:
     self->send(cellgroup_for(self, d.group),
@@ -194,6 +212,10 @@ void pass(scheduler_actor* self) {
   observe_round(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   for (const auto& d : decisions)
     act(self, d);
+  if (!st.flush_queued && (st.report->queued() > 0 || st.core->stale_reasons() > 0)) {
+    st.flush_queued = true;
+    self->delayed_send(self, std::chrono::milliseconds(100), atoms::flush_atom::value);
+  }
   st.report->notices(st.core->take_notices());
   set_pods_waiting(st.core->waiting_pods());
   set_groups_allocated(st.core->placed_groups());
@@ -301,6 +323,7 @@ caf::behavior scheduler(scheduler_actor* self, std::shared_ptr<client::client> c
                        [&] { apply_node(self, ev.type, *ev.object); });
       },
       [self](atoms::advance_atom) { pass(self); },
+      [self](atoms::flush_atom) { flush_reports(self); },
       [self](const group_bind_failed& f) {
         self->state.given_up.insert(f.uid);
         self->state.report->event({f.ns, f.name, f.uid}, "Warning", "FailedScheduling", "binding failed: " + f.reason);
