@@ -21,6 +21,7 @@
 // again only when its reason changes). Decisions/s = decisions per second of schedule() time;
 // per-decision latency = a round's time shared by the decisions it made (a round that decided
 // nothing counts as one decision); a round = one schedule() call.
+#include "actors/scheduler/inspect_api.hpp"
 #include "actors/scheduler/scheduler_core.hpp"
 
 #include <algorithm>
@@ -115,6 +116,8 @@ struct result {
   double total_us = 0;
   std::vector<double> round_us, decision_us, gang64_us;
   std::size_t waiting_at_end = 0;
+  double inspect_ms = 0;          // /v1/inspect/clusterstatus answered at the end
+  std::size_t inspect_bytes = 0;
 };
 
 double pct(std::vector<double>& v, double q) {
@@ -254,6 +257,10 @@ result run(const regime& r) {
     w.round(i, w.add_gang(i), &out);
   }
   out.waiting_at_end = w.waiting();
+  const auto asked = bench_clock::now();
+  const auto status = answer_inspect(core, "/v1/inspect/clusterstatus");
+  out.inspect_ms = std::chrono::duration<double, std::milli>(bench_clock::now() - asked).count();
+  out.inspect_bytes = status.body.size();
   return out;
 }
 
@@ -330,9 +337,13 @@ int main(int argc, char** argv) {
   }
   std::printf("scheduler core, one thread; gangs of 1-64 GPUs; latencies in microseconds\n");
   print_header();
+  std::vector<std::pair<std::string, result>> done;
   for (const auto& r : regimes) {
-    result x = run(r);
-    print_row(r, x);
+    done.emplace_back(r.name, run(r));
+    print_row(r, done.back().second);
   }
+  std::printf("inspect /v1/inspect/clusterstatus at the end of each regime (answer_inspect, JSON body):\n");
+  for (const auto& [name, x] : done)
+    std::printf("  %-12s %8.1f ms %9.1f KiB\n", name.c_str(), x.inspect_ms, static_cast<double>(x.inspect_bytes) / 1024);
   return 0;
 }
