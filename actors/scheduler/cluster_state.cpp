@@ -162,7 +162,7 @@ cluster_state::cluster_state(const cluster_model& model)
   }
 }
 
-void cluster_state::touched(cell_id leaf) {
+void cluster_state::changed(cell_id leaf) {
   ++stamps_.changes;
   const int index = vc_cell_containing(leaf);
   if (index >= 0)
@@ -177,7 +177,7 @@ void cluster_state::vc_changed(int vc) {
 }
 
 void cluster_state::set_owner(cell_id leaf, int group) {
-  if (owner[leaf] != group) touched(leaf);
+  if (owner[leaf] != group) changed(leaf);
   const bool was = leaf_avail(leaf);
   const int delta = (group >= 0 ? 1 : 0) - (owner[leaf] >= 0 ? 1 : 0);
   owner[leaf] = group;
@@ -189,7 +189,7 @@ void cluster_state::set_owner(cell_id leaf, int group) {
 }
 
 void cluster_state::set_reserver(cell_id leaf, int group) {
-  if (reserver[leaf] != group) touched(leaf);
+  if (reserver[leaf] != group) changed(leaf);
   const bool was = leaf_avail(leaf);
   reserver[leaf] = group;
   leaf_changed(leaf, was);
@@ -284,7 +284,7 @@ bool cluster_state::set_health(const std::string& node, bool healthy) {
     for (cell_id leaf : t.leaf_cells_of(name)) {
       if ((bad_[leaf] > 0) == bad) continue;
       changed = true;
-      touched(leaf);
+      this->changed(leaf);
       const bool was = leaf_avail(leaf);
       const int delta = bad ? 1 : -1;
       bad_total_ += delta;

@@ -169,7 +169,7 @@ public:
   // A tentative placement undone: its bindings are gone again, and so is their mark.
   void restore_stamp(stamps s) { stamps_ = std::move(s); }
   // Changes the state cannot see: a group's priority (its GPUs), a VC's preemptions in flight.
-  void changed(cell_id leaf) { touched(leaf); }
+  void changed(cell_id leaf);
   void vc_changed(int vc);
 
   allocation_state bindings; // leaves covered by bound virtual cells, "group" = "vc/<index>"
@@ -223,7 +223,6 @@ private:
   int bad_total_ = 0;
   stamps stamps_;
   std::vector<std::size_t> unbound_count_;  // per VC: its ordinary cells in unbound_
-  void touched(cell_id leaf);
   bool doom_stale_ = false; // a health change or a release since the last refresh_doomed
 };
 

@@ -41,7 +41,7 @@ public:
   void waiting(const pod_ref& pod, const std::string& reason);
   // Writes the queued reasons the budget allows; true while some stay queued.
   bool flush(clock::time_point now);
-  // Queued, not written yet (for tests and the bench).
+  // Reasons queued, not written yet.
   std::size_t queued() const { return queued_.size(); }
   // A scheduling spec that cannot be read or does not match the configuration: said once per
   // distinct message.

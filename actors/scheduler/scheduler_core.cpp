@@ -64,6 +64,14 @@ struct scheduler_core::impl : detail::core_impl {
 
   void tell(group_entry& g, const std::string& reason, std::vector<pod_decision>& out);
 
+  // A stale hint's reason said anew (the state is what it was when the hint was taken).
+  const std::string& refresh_reason(group_entry& g) {
+    g.hint->reason = wait_reason(g);
+    g.hint->stale = false;
+    g.told = false;
+    return g.hint->reason;
+  }
+
   pod_decision make(decision_kind kind, const pod_entry& p, const group_entry& g, std::string reason) const {
     pod_decision d;
     d.kind = kind;
@@ -272,13 +280,9 @@ std::vector<pod_decision> scheduler_core::schedule(std::int64_t now_ms) {
       group_entry& g = *d.stale[k];
       if (g.state != group_state::pending || !g.hint || !g.hint->stale) continue;
       --refreshes;
-      g.hint->reason = d.wait_reason(g);
-      g.hint->stale = false;
-      g.told = false;
-      d.tell(g, g.hint->reason, out);
+      d.tell(g, d.refresh_reason(g), out);
     }
     d.stale.erase(d.stale.begin(), d.stale.begin() + static_cast<std::ptrdiff_t>(k));
-    d.stale_left = d.stale.size();
     return out;
   }
   // Groups with a pod still waiting for a decision, in their turn as the round starts.
@@ -309,15 +313,12 @@ std::vector<pod_decision> scheduler_core::schedule(std::int64_t now_ms) {
         continue;
       }
       if (refreshes > 0) --refreshes;
-      g->hint->reason = reason = d.wait_reason(*g);
-      g->hint->stale = false;
-      g->told = false;
+      reason = d.refresh_reason(*g);
     }
     // Still pending on the reason its pods were told: nothing to say (queueing hints).
     if (g->state == group_state::pending && g->told) continue;
     d.tell(*g, reason, out);
   }
-  d.stale_left = d.stale.size();
   // A round that changed nothing makes the next one quiet unless something happens first.
   d.quiet_at = d.state.stamp().changes == start ? start : ~std::uint64_t{0};
   return out;
@@ -360,7 +361,7 @@ std::string scheduler_core::group_of(std::string_view uid) const {
 
 std::size_t scheduler_core::waiting_pods() const { return impl_->undecided; }
 
-std::size_t scheduler_core::stale_reasons() const { return impl_->stale_left; }
+std::size_t scheduler_core::stale_reasons() const { return impl_->stale.size(); }
 
 std::size_t scheduler_core::placed_groups() const { return impl_->placed; }
 

@@ -173,9 +173,8 @@ struct core_impl {
   bool hint_holds(const group_entry& g, std::int64_t now_ms) const {
     return options.shortcuts && g.hint && g.hint->at == scope_of(g) && g.hint->old == old_enough(g, now_ms);
   }
-  // Groups whose stale wait reason the last schedule() left for later, in turn, and how many.
+  // Groups whose stale wait reason the last schedule() left for later, in turn.
   std::vector<group_entry*> stale;
-  std::size_t stale_left = 0;
   // Quiet rounds: the state's change count after a round that changed nothing (~0: none), a
   // pod added, removed or recovered since (or an extender call), and when the next waiting
   // group becomes old enough to reserve.
