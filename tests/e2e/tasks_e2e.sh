@@ -110,11 +110,13 @@ kind: ResourcePool
 metadata: {name: single}
 spec: {quota: 1}'
   task holder 0 "    kozmo.io/sim-duration: forever" "  resourcePool: single"
-  task next 0 "    kozmo.io/sim-duration: 1s" "  resourcePool: single"
 } >"$WORK/single.yaml"
-expect "a pool of one and two tasks" 'taskexecution.kozmo.io/next created' k apply -f "$WORK/single.yaml"
+# The second task only once the first holds the token: created together, either may win it.
+task next 0 "    kozmo.io/sim-duration: 1s" "  resourcePool: single" >"$WORK/next.yaml"
+expect "a pool of one and a task" 'taskexecution.kozmo.io/holder created' k apply -f "$WORK/single.yaml"
 within 15 "the first holds the token and runs" '^Running' phase_reason holder
-expect "the second waits for it" '^WaitingForResources/ResourceExhausted' phase_reason next
+expect "a second task on the pool" 'taskexecution.kozmo.io/next created' k apply -f "$WORK/next.yaml"
+within 15 "the second waits for it" '^WaitingForResources/ResourceExhausted' phase_reason next
 expect "kubectl delete tx of a running task" 'deleted' k delete tx holder --wait=true
 within 15 "its pod is deleted" 'No resources found|NotFound|^$' sh -c \
   "kubectl --cache-dir $WORK/cache get pods -l kozmo.io/task-name=holder --no-headers 2>&1"
