@@ -18,5 +18,6 @@ using register_atom = caf::atom_constant<caf::atom("register")>;
 using renew_atom = caf::atom_constant<caf::atom("renew")>;
 using written_atom = caf::atom_constant<caf::atom("written")>;
 using flush_atom = caf::atom_constant<caf::atom("flush")>;
+using release_atom = caf::atom_constant<caf::atom("release")>;
 
 } // namespace kozmo::atoms
