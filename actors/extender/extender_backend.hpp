@@ -38,6 +38,8 @@ public:
   virtual void bind(bind_args args, reply_fn<bind_result> done) = 0;
   // GET `path` (an inspect path: parse_inspect_path accepts it).
   virtual void inspect(std::string path, inspect_fn done) = 0;
+  // GET /readyz: "" when ready, else why not (answered 503).
+  virtual std::string not_ready() { return {}; }
 };
 
 } // namespace kozmo::extender

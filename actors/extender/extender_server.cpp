@@ -12,6 +12,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -112,6 +113,11 @@ struct server_state {
       if (ec) return;
       deliver(id, http_answer{504, encode_error(504, "the GPU scheduler did not answer in time")});
     });
+    if (!opts.routes.empty()) {
+      auto kind = route_of(method, target).kind;
+      if (std::find(opts.routes.begin(), opts.routes.end(), kind) == opts.routes.end())
+        return answer_for(id)({404, encode_error(404, "no such path: " + std::string(target))});
+    }
     serve_request(*backend, method, target, body, answer_for(id));
   }
 };

@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace kozmo::extender {
 
@@ -29,6 +30,8 @@ struct server_options {
   // Idle keep-alive connections are closed after this long. Long on purpose: kube-scheduler's
   // HTTP client does not retry a POST that raced with a server-side close.
   std::chrono::milliseconds idle_timeout{600000};
+  // The routes this server answers (http_api.hpp); others get 404. Empty: every route.
+  std::vector<route_kind> routes;
 };
 
 class extender_server {

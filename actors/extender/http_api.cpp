@@ -23,6 +23,8 @@ route route_of(std::string_view method, std::string_view target) {
     return want(route_kind::bind, "POST");
   if (path == "/healthz")
     return want(route_kind::healthz, "GET");
+  if (path == "/readyz")
+    return want(route_kind::readyz, "GET");
   if (path == "/metrics")
     return want(route_kind::metrics, "GET");
   if (auto q = scheduler::parse_inspect_path(path)) {
@@ -61,6 +63,12 @@ void serve_request(extender_backend& backend, std::string_view method, std::stri
     switch (r.kind) {
     case route_kind::healthz:
       return done({200, "ok", "text/plain; charset=utf-8"});
+    case route_kind::readyz: {
+      auto why = backend.not_ready();
+      if (why.empty())
+        return done({200, "ok", "text/plain; charset=utf-8"});
+      return done({503, why + "\n", "text/plain; charset=utf-8"});
+    }
     case route_kind::metrics:
       return done({200, metrics::render(), metrics::content_type});
     case route_kind::not_found:

@@ -6,6 +6,7 @@
 //   POST /v1/extender/filter | preempt | bind        ExtenderArgs / PreemptionArgs / BindingArgs
 //   GET  /v1/inspect/...                             HiveD's inspect views (inspect_api.hpp)
 //   GET  /healthz                                    "ok"
+//   GET  /readyz                                     "ok", or 503 with the backend's reason
 //   GET  /metrics                                    Prometheus text (k8s/metrics/registry.hpp)
 //
 // Errors are HiveD's {"code": N, "message": "..."} with that HTTP status: 400 for a body that
@@ -23,7 +24,7 @@
 namespace kozmo::extender {
 
 // Where a request goes.
-enum class route_kind { filter, preempt, bind, inspect, healthz, not_found, method_not_allowed, metrics };
+enum class route_kind { filter, preempt, bind, inspect, healthz, readyz, not_found, method_not_allowed, metrics };
 struct route {
   route_kind kind = route_kind::not_found;
   inspect_query query; // for inspect
