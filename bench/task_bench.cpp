@@ -11,7 +11,7 @@
 //    binder, NODES simulated nodes), pods of 1 s: create to all Succeeded; beside it the time
 //    the same kind of server takes for TASKS bare pods asking for what a task pod asks for (the
 //    platform's default 1 cpu, 1Gi), through the same nodes. Ratio bare / tasks; target ≥ 0.8.
-//    KOZMO_BENCH_SKIP_BARE=1 runs the tasks alone (for a profile).
+//    KOZMO_BENCH_ONLY=tasks (or =bare) runs one side alone, for a profile.
 // 3. Rounds under a flood of pod events: FLOOD_TASKS tasks whose pods run forever, then every
 //    pod is patched FLOOD_EVENTS times (a label: a MODIFIED event through the API server, the
 //    pods watch, the supervisor's routing, the task actor) as fast as the client sends them.
@@ -230,8 +230,10 @@ double run_to_succeeded(engine& e, const client::resource_ref& where, std::vecto
 void throughput(int n, int nodes) {
   const std::string annotations = R"({"kozmo.io/sim-duration":"1s"})";
   double bare = -1, tasks = -1, bare_created = 0, tasks_created = 0;
-  // KOZMO_BENCH_SKIP_BARE=1: only the tasks (to profile them alone).
-  if (const char* skip = std::getenv("KOZMO_BENCH_SKIP_BARE"); !skip || std::string(skip) != "1") {
+  // KOZMO_BENCH_ONLY=tasks or =bare: one side alone (to profile it).
+  const char* only_env = std::getenv("KOZMO_BENCH_ONLY");
+  const std::string only = only_env ? only_env : "";
+  if (only != "tasks") {
     engine e(cluster(nodes, false));
     if (auto st = e.start(); !st) {
       std::cerr << "engine: " << st.err().message << "\n";
@@ -247,7 +249,7 @@ void throughput(int n, int nodes) {
     bare = run_to_succeeded(e, {"", "v1", "pods", "default", "", ""}, bodies, "bare-",
                             [](const pod_counts& c) { return c.done; }, bare_created);
   }
-  {
+  if (only != "bare") {
     engine e(cluster(nodes, true));
     if (auto st = e.start(); !st) {
       std::cerr << "engine: " << st.err().message << "\n";
