@@ -133,6 +133,15 @@ Usage:
       --kube-api-qps N          API requests per second (default 200; bindings go first)
       --kube-api-burst N        requests allowed above that in a burst (default 400)
       --log-level LEVEL
+  kozmo controller [flags]  the controller for a real cluster: GPU scheduler (schedulerName: kozmo),
+                            training jobs, tasks
+      --kubeconfig PATH         (default: $KUBECONFIG, ~/.kube/config, in-cluster)
+      --config FILE             Kozmo's configuration (YAML): scheduler, tasks, client, leaderElection
+      --enable LIST             which parts run: scheduler,training,tasks (default: all three)
+      --leader-elect            one replica leads (Lease kozmo-system/kozmo-controller); the others wait
+      --metrics-bind-address A  /metrics and /v1/inspect/... (default 127.0.0.1:8080; 0 = off)
+      --health-probe-bind-address A   /healthz and /readyz (default :8081; 0 = off)
+      --log-level LEVEL
   kozmo crds [flags]        print Kozmo's CRDs (JSON; `kozmo crds | kubectl create -f -`)
       --kind KIND               only this kind (repeatable; e.g. PyTorchJob)
       --pod-schema FILE         give pod templates the full schema of the OpenAPI v2 document
@@ -220,6 +229,47 @@ expected<command> parse_command_line(const std::vector<std::string>& args) {
       return st.err();
     if (o.config.empty())
       return error::bad_request("kozmo extender: --config FILE (a HiveD configuration) is required");
+    return cmd;
+  }
+  if (sub == "controller") {
+    cmd.what = command::kind::controller;
+    auto& o = cmd.controller;
+    std::map<std::string, flag> flags{
+        {"kubeconfig", string_flag(o.kubeconfig)},
+        {"config", string_flag(o.config_file)},
+        {"enable", {true, [&o](const std::string& v) -> status {
+                      o.scheduler = o.training = o.tasks = false;
+                      std::size_t at = 0;
+                      while (at <= v.size()) {
+                        auto comma = v.find(',', at);
+                        std::string part = v.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+                        if (part == "scheduler")
+                          o.scheduler = true;
+                        else if (part == "training")
+                          o.training = true;
+                        else if (part == "tasks")
+                          o.tasks = true;
+                        else
+                          return error::bad_request("--enable: unknown part \"" + part +
+                                                    "\" (known: scheduler, training, tasks)");
+                        if (comma == std::string::npos)
+                          break;
+                        at = comma + 1;
+                      }
+                      return ok;
+                    }}},
+        {"leader-elect", {false, [&o](const std::string& v) -> status {
+                            if (v != "" && v != "true" && v != "false")
+                              return error::bad_request("--leader-elect: \"" + v + "\" is not true or false");
+                            o.leader_elect = v != "false";
+                            return ok;
+                          }}},
+        {"metrics-bind-address", string_flag(o.metrics_bind_address)},
+        {"health-probe-bind-address", string_flag(o.health_probe_bind_address)},
+        {"log-level", string_flag(o.log_level)},
+    };
+    if (auto st = parse_flags(sub, rest, args.end(), flags); !st)
+      return st.err();
     return cmd;
   }
   if (sub == "crds") {

@@ -52,6 +52,19 @@ struct extender_cli_options {
   int kube_api_burst = 0;
 };
 
+// The standalone controller against a real cluster (flags named as kubebuilder's).
+struct controller_options {
+  std::string kubeconfig;          // "" = $KUBECONFIG, ~/.kube/config, in-cluster
+  std::string config_file;         // Kozmo's configuration (YAML; runtime/config_file.hpp)
+  bool scheduler = true;           // --enable (default: all three)
+  bool training = true;
+  bool tasks = true;
+  bool leader_elect = false;
+  std::string metrics_bind_address = "127.0.0.1:8080";
+  std::string health_probe_bind_address = ":8081";
+  std::string log_level = "info";
+};
+
 // Prints Kozmo's CRDs (what `kozmo local` installs), for `kubectl create -f -`.
 struct crds_options {
   std::string pod_schema;          // an OpenAPI v2 document: give templates their full schema
@@ -59,11 +72,12 @@ struct crds_options {
 };
 
 struct command {
-  enum class kind { local, kubelet, apiserver, extender, crds, version, help } what = kind::help;
+  enum class kind { local, kubelet, apiserver, extender, controller, crds, version, help } what = kind::help;
   local_options local;
   kubelet_options kubelet;
   apiserver_options apiserver;
   extender_cli_options extender;
+  controller_options controller;
   crds_options crds;
 };
 

@@ -1,13 +1,145 @@
 #include "runtime/config_file.hpp"
 
+#include "actors/controller/leader_election.hpp"
+#include "k8s/json/value.hpp"
 #include "k8s/json/yaml.hpp"
+#include "k8s/model/time.hpp"
 
 #include <fstream>
 #include <sstream>
 
 namespace kozmo::runtime {
+namespace {
 
-expected<kozmo_config> parse_config(const std::string& text, const std::string& where) {
+expected<std::string> read_text(const std::string& path) {
+  std::ifstream in(path);
+  if (!in)
+    return error::bad_request("cannot read " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string known_keys(std::initializer_list<const char*> keys) {
+  std::string out;
+  for (const char* k : keys)
+    out += (out.empty() ? "" : ", ") + std::string(k);
+  return out;
+}
+
+status must_be_map(const json::value& v, const std::string& section) {
+  if (v.is_object())
+    return ok;
+  return error::bad_request(section + ": must be a map");
+}
+
+expected<std::string> string_value(const json::value& v, const std::string& field) {
+  if (!v.is_string() || v.as_string().empty())
+    return error::bad_request(field + ": must be a non-empty string");
+  return v.as_string();
+}
+
+expected<std::int64_t> duration_value(const json::value& v, const std::string& field) {
+  if (!v.is_string())
+    return error::bad_request(field + ": must be a duration such as 15s");
+  auto d = k8s::parse_go_duration(v.as_string());
+  if (!d || d->count() <= 0)
+    return error::bad_request(field + ": \"" + v.as_string() + "\" is not a positive duration (examples: 15s, 1m)");
+  return static_cast<std::int64_t>(d->count());
+}
+
+status parse_scheduler(const json::value& v, scheduler_section& out, const std::string& base_dir) {
+  if (auto st = must_be_map(v, "scheduler"); !st)
+    return st;
+  bool inline_given = false;
+  for (const auto& [key, val] : v.as_object()) {
+    if (key == "config") {
+      if (!val.is_object())
+        return error::bad_request("scheduler.config: must be HiveD's configuration as a map (physicalCluster, "
+                                  "virtualClusters, ...)");
+      // JSON is YAML: the scheduler's parser reads it. The newline marks it as text, not a path
+      // (engine_options::scheduler_config takes either).
+      out.config_text = json::dump(val) + "\n";
+      out.config_origin = "scheduler.config";
+      inline_given = true;
+    } else if (key == "configFile") {
+      auto path = string_value(val, "scheduler.configFile");
+      if (!path)
+        return path.err();
+      std::string full = (!base_dir.empty() && (*path)[0] != '/') ? base_dir + "/" + *path : *path;
+      auto text = read_text(full);
+      if (!text)
+        return error::bad_request("scheduler.configFile: " + text.err().message);
+      out.config_text = std::move(*text);
+      out.config_origin = full;
+    } else if (key == "schedulerName") {
+      auto name = string_value(val, "scheduler.schedulerName");
+      if (!name)
+        return name.err();
+      out.scheduler_name = *name;
+    } else {
+      return error::bad_request("scheduler." + key + ": unknown key (known: " +
+                                known_keys({"config", "configFile", "schedulerName"}) + ")");
+    }
+  }
+  if (inline_given && v.find("configFile"))
+    return error::bad_request("scheduler: give config or configFile, not both");
+  return ok;
+}
+
+status parse_client(const json::value& v, client_section& out) {
+  if (auto st = must_be_map(v, "client"); !st)
+    return st;
+  for (const auto& [key, val] : v.as_object()) {
+    if (key == "qps") {
+      if (!val.is_number() || val.as_double() <= 0)
+        return error::bad_request("client.qps: must be a number above 0");
+      out.qps = val.as_double();
+    } else if (key == "burst") {
+      if (!val.is_int() || val.as_int() <= 0)
+        return error::bad_request("client.burst: must be a whole number above 0");
+      out.burst = static_cast<int>(val.as_int());
+    } else {
+      return error::bad_request("client." + key + ": unknown key (known: qps, burst)");
+    }
+  }
+  return ok;
+}
+
+status parse_leader_election(const json::value& v, leader_election_section& out) {
+  if (auto st = must_be_map(v, "leaderElection"); !st)
+    return st;
+  for (const auto& [key, val] : v.as_object()) {
+    const std::string field = "leaderElection." + key;
+    if (key == "leaseDuration" || key == "renewDeadline" || key == "retryPeriod") {
+      auto ms = duration_value(val, field);
+      if (!ms)
+        return ms.err();
+      (key == "leaseDuration" ? out.lease_duration_ms
+                              : key == "renewDeadline" ? out.renew_deadline_ms : out.retry_period_ms) = *ms;
+    } else if (key == "resourceName" || key == "resourceNamespace") {
+      auto s = string_value(val, field);
+      if (!s)
+        return s.err();
+      (key == "resourceName" ? out.resource_name : out.resource_namespace) = *s;
+    } else {
+      return error::bad_request(field + ": unknown key (known: " +
+                                known_keys({"leaseDuration", "renewDeadline", "retryPeriod", "resourceName",
+                                            "resourceNamespace"}) +
+                                ")");
+    }
+  }
+  controller::election_timing t{std::chrono::milliseconds(out.lease_duration_ms),
+                                std::chrono::milliseconds(out.renew_deadline_ms),
+                                std::chrono::milliseconds(out.retry_period_ms)};
+  if (auto why = controller::check_timing(t))
+    return error::bad_request(*why);
+  return ok;
+}
+
+} // namespace
+
+expected<kozmo_config> parse_config(const std::string& text, const std::string& where, const std::string& base_dir) {
   kozmo_config out;
   auto doc = json::parse_yaml(text);
   if (!doc)
@@ -15,16 +147,26 @@ expected<kozmo_config> parse_config(const std::string& text, const std::string& 
   if (doc->is_null())
     return out;
   if (!doc->is_object())
-    return error::bad_request(where + ": must be a map of sections (tasks)");
+    return error::bad_request(where + ": must be a map of sections (tasks, scheduler, client, leaderElection)");
   for (const auto& [section, value] : doc->as_object()) {
+    status st = ok;
     if (section == "tasks") {
       auto t = tasks::parse_platform_config(value);
       if (!t)
-        return error::bad_request(where + ": " + t.err().message);
-      out.tasks = std::move(*t);
-      continue;
+        st = t.err();
+      else
+        out.tasks = std::move(*t);
+    } else if (section == "scheduler") {
+      st = parse_scheduler(value, out.scheduler, base_dir);
+    } else if (section == "client") {
+      st = parse_client(value, out.client);
+    } else if (section == "leaderElection") {
+      st = parse_leader_election(value, out.leader_election);
+    } else {
+      st = error::bad_request(section + ": unknown section (known: tasks, scheduler, client, leaderElection)");
     }
-    return error::bad_request(where + ": " + section + ": unknown section (known: tasks)");
+    if (!st)
+      return error::bad_request(where + ": " + st.err().message);
   }
   return out;
 }
@@ -32,12 +174,11 @@ expected<kozmo_config> parse_config(const std::string& text, const std::string& 
 expected<kozmo_config> load_config_file(const std::string& path) {
   if (path.empty())
     return kozmo_config{};
-  std::ifstream in(path);
-  if (!in)
-    return error::bad_request("--config: cannot read " + path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_config(text.str(), path);
+  auto text = read_text(path);
+  if (!text)
+    return error::bad_request("--config: " + text.err().message);
+  auto slash = path.rfind('/');
+  return parse_config(*text, path, slash == std::string::npos ? std::string(".") : path.substr(0, slash));
 }
 
 } // namespace kozmo::runtime

@@ -1,7 +1,12 @@
-// Kozmo's configuration file: one YAML document for every part (`kozmo local --config FILE`;
-// the standalone controller reads the same file). Sections:
-//   tasks:   the task platform (actors/tasks/platform_config.hpp; README "Task platform
-//            configuration" lists every key with its default)
+// Kozmo's configuration file: one YAML document for every part (`kozmo local --config FILE`,
+// `kozmo controller --config FILE`). Sections:
+//   tasks:          the task platform (actors/tasks/platform_config.hpp; README "Task platform
+//                   configuration" lists every key with its default)
+//   scheduler:      config (HiveD's configuration inline, as a map) or configFile (its path);
+//                   schedulerName (default kozmo). Neither: derived from the GPU nodes.
+//   client:         qps, burst: the API client's rate limit
+//   leaderElection: leaseDuration, renewDeadline, retryPeriod (Go durations), resourceName,
+//                   resourceNamespace (component-base's LeaderElectionConfiguration names)
 // An unknown section, an unknown key or a bad value is an error that names it, reported
 // before anything starts.
 #pragma once
@@ -9,16 +14,41 @@
 #include "actors/tasks/platform_config.hpp"
 #include "k8s/error.hpp"
 
+#include <cstdint>
 #include <string>
 
 namespace kozmo::runtime {
 
+struct scheduler_section {
+  std::string config_text;   // HiveD YAML, from `config` (inline) or read from `configFile`
+  std::string config_origin; // "scheduler.config", or the file's path
+  std::string scheduler_name = "kozmo";
+};
+
+struct client_section {
+  double qps = 0;  // 0 = the default of the command
+  int burst = 0;   // 0 = twice qps
+};
+
+struct leader_election_section {
+  std::int64_t lease_duration_ms = 15000;
+  std::int64_t renew_deadline_ms = 10000;
+  std::int64_t retry_period_ms = 2000;
+  std::string resource_name = "kozmo-controller";
+  std::string resource_namespace; // "" = $POD_NAMESPACE, else kozmo-system
+};
+
 struct kozmo_config {
   tasks::platform_config tasks;
+  scheduler_section scheduler;
+  client_section client;
+  leader_election_section leader_election;
 };
 
 // The file's text parsed ("" gives the defaults). Errors start with `where` (the file name).
-expected<kozmo_config> parse_config(const std::string& text, const std::string& where);
+// `base_dir` resolves a relative scheduler.configFile.
+expected<kozmo_config> parse_config(const std::string& text, const std::string& where,
+                                    const std::string& base_dir = "");
 // The file read and parsed; "" (no file) gives the defaults.
 expected<kozmo_config> load_config_file(const std::string& path);
 

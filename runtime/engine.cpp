@@ -5,6 +5,8 @@
 #include "actors/volumes/volume_binder_actor.hpp"
 #include "actors/cellgroup/cellgroup_actor.hpp"
 #include "actors/controller/event_recorder_actor.hpp"
+#include "actors/controller/leader_elector_actor.hpp"
+#include "actors/extender/extender_server.hpp"
 #include "actors/extender/http_api.hpp"
 #include "actors/scheduler/scheduler_actor.hpp"
 #include "runtime/crds.hpp"
@@ -16,13 +18,16 @@
 #include "k8s/apiserver/server.hpp"
 #include "k8s/client/client.hpp"
 #include "k8s/json/yaml.hpp"
+#include "messages/atoms.hpp"
 #include "messages/scheduler_messages.hpp"
 #include "runtime/demo.hpp"
+#include "runtime/hived_shape.hpp"
 
 #include <caf/all.hpp>
 #include <cstdlib>
 #include <fstream>
 #include <future>
+#include <mutex>
 #include <shared_mutex>
 #include <sstream>
 #include <spdlog/spdlog.h>
@@ -51,6 +56,14 @@ public:
     std::unique_lock lock(mu_);
     scheduler_ = std::move(a);
   }
+  void set_readiness(std::function<std::string()> f) {
+    std::unique_lock lock(mu_);
+    readiness_ = std::move(f);
+  }
+  std::string not_ready() override {
+    std::shared_lock lock(mu_);
+    return readiness_ ? readiness_() : std::string();
+  }
 
   // A route of the embedded server: waits (on the server's io thread) for the answer.
   apiserver::server::route_reply answer(const std::string& method, const std::string& path, const std::string& body) {
@@ -70,6 +83,7 @@ private:
   }
   std::shared_mutex mu_;
   caf::actor scheduler_;
+  std::function<std::string()> readiness_;
 };
 
 // The configuration as given, or the file it names.
@@ -114,10 +128,16 @@ struct engine::impl {
   caf::actor pods_watch;
   caf::actor recorder; // every actor's Events go through it
   std::shared_ptr<local_backend> http;
+  std::unique_ptr<extender::extender_server> metrics_server, probe_server;
   bool started = false;
+  // Leader election: the controllers start when the elector says so, on its thread.
+  mutable std::mutex lead_mu;
+  bool leading = false;
+  std::string start_failure; // why the controllers could not start after winning the lease
 
   status connect() {
     client::config ccfg;
+    http = std::make_shared<local_backend>();
     if (opts.embedded_apiserver) {
       apiserver::server::options sopts;
       sopts.port = opts.port;
@@ -128,7 +148,6 @@ struct engine::impl {
       if (!port)
         return error{"cannot start the API server: " + port.err().message};
       ccfg.server = server->url();
-      http = std::make_shared<local_backend>();
       for (const char* prefix : {"/metrics", "/v1/inspect/"})
         server->add_route(prefix, [h = http](const std::string& method, const std::string& path,
                                              const std::string& body) { return h->answer(method, path, body); });
@@ -152,8 +171,63 @@ struct engine::impl {
     return ok;
   }
 
+  // /metrics and inspect on one address, the probes on another (not with the embedded server,
+  // whose own port carries them).
+  status serve_http() {
+    auto serve = [&](const std::string& address, std::vector<extender::route_kind> routes,
+                     std::unique_ptr<extender::extender_server>& out, const char* what) -> status {
+      if (address.empty())
+        return ok;
+      auto listen = extender::parse_listen(address);
+      if (!listen)
+        return error::bad_request(std::string(what) + ": " + listen.err().message);
+      extender::server_options so;
+      so.address = listen->first;
+      so.port = listen->second;
+      so.routes = std::move(routes);
+      so.backend_timeout = std::chrono::seconds(10);
+      out = std::make_unique<extender::extender_server>(http, so);
+      if (auto port = out->start(); !port)
+        return error::bad_request(std::string(what) + " " + address + ": " + port.err().message);
+      return ok;
+    };
+    using rk = extender::route_kind;
+    if (auto st = serve(opts.metrics_address, {rk::metrics, rk::inspect}, metrics_server, "metrics address"); !st)
+      return st;
+    if (auto st = serve(opts.probe_address, {rk::healthz, rk::readyz}, probe_server, "health probe address"); !st)
+      return st;
+    http->set_readiness([this]() -> std::string {
+      std::lock_guard lock(lead_mu);
+      if (!start_failure.empty())
+        return "the controllers could not start: " + start_failure;
+      if (!opts.leader_election.enabled && !leading)
+        return "starting";
+      return {};
+    });
+    return ok;
+  }
+
+  void stop_http() {
+    for (auto* srv : {&metrics_server, &probe_server})
+      if (*srv)
+        (*srv)->stop();
+  }
+
+  // Won the lease: start the controllers (once; not after stop()).
+  void on_leading() {
+    std::lock_guard lock(lead_mu);
+    if (!started || leading)
+      return;
+    if (auto st = spawn_actors(); !st) {
+      start_failure = st.err().message;
+      spdlog::error("kozmo: leading, but the controllers could not start: {}", start_failure);
+      return;
+    }
+    leading = true;
+  }
+
   status spawn_actors() {
-    bool run_scheduler = !opts.scheduler_config.empty();
+    bool run_scheduler = !opts.scheduler_config.empty() || opts.scheduler_from_nodes;
     bool need_nodes_watch = opts.binder || opts.demo || run_scheduler;
     if (opts.nodes.nodes.empty() && !need_nodes_watch && !opts.training && !opts.tasks && !opts.volume_binder &&
         !opts.quota)
@@ -216,8 +290,28 @@ struct engine::impl {
     return ok;
   }
 
+  // The HiveD configuration: the one given, or one derived from the cluster's GPU nodes now.
+  expected<std::string> scheduler_yaml() {
+    if (!opts.scheduler_config.empty())
+      return scheduler_config_text(opts.scheduler_config);
+    auto nodes = cli->list({"", "v1", "nodes", "", "", ""});
+    if (!nodes)
+      return error::bad_request("scheduler: cannot list the nodes to derive a configuration from: " +
+                                nodes.err().message);
+    auto shape = runtime::shape_from_nodes(*nodes);
+    if (shape.nodes.empty())
+      return error::bad_request("scheduler: no node has allocatable nvidia.com/gpu, so there is no configuration to "
+                                "derive; give one (scheduler.config or scheduler.configFile) or start once GPU "
+                                "nodes have registered");
+    int gpus = 0;
+    for (const auto& n : shape.nodes)
+      gpus += n.gpus;
+    spdlog::info("scheduler: configuration derived from {} GPU node(s), {} GPU(s)", shape.nodes.size(), gpus);
+    return runtime::hived_config_from_shape(shape);
+  }
+
   status spawn_scheduler(const caf::actor& pods_watch, const caf::actor& nodes_watch) {
-    auto text = scheduler_config_text(opts.scheduler_config);
+    auto text = scheduler_yaml();
     if (!text)
       return text.err();
     scheduler::scheduler_actor_config sc;
@@ -255,21 +349,64 @@ status engine::start() {
     return ok;
   if (auto st = d.connect(); !st)
     return st;
+  if (d.opts.leader_election.enabled) {
+    controller::election_timing t{std::chrono::milliseconds(d.opts.leader_election.lease_duration_ms),
+                                  std::chrono::milliseconds(d.opts.leader_election.renew_deadline_ms),
+                                  std::chrono::milliseconds(d.opts.leader_election.retry_period_ms)};
+    if (auto why = controller::check_timing(t))
+      return error::bad_request(*why);
+  }
+  if (auto st = d.serve_http(); !st) {
+    d.stop_http();
+    return st;
+  }
   d.cfg = std::make_unique<caf::actor_system_config>();
   d.sys = std::make_unique<caf::actor_system>(*d.cfg);
   d.started = true;
-  if (auto st = d.spawn_actors(); !st) {
-    stop();
-    return st;
+  if (!d.opts.leader_election.enabled) {
+    if (auto st = d.spawn_actors(); !st) { // no elector: nothing runs concurrently yet
+      stop();
+      return st;
+    }
+    std::lock_guard lock(d.lead_mu);
+    d.leading = true;
+    return ok;
   }
+  const auto& le = d.opts.leader_election;
+  controller::elector_config ec;
+  ec.lease_namespace = le.lease_namespace;
+  ec.lease_name = le.lease_name;
+  ec.identity = le.identity;
+  ec.timing = {std::chrono::milliseconds(le.lease_duration_ms), std::chrono::milliseconds(le.renew_deadline_ms),
+               std::chrono::milliseconds(le.retry_period_ms)};
+  auto* impl = impl_.get();
+  ec.started_leading = [impl] { impl->on_leading(); };
+  ec.stopped_leading = [lost = le.lost] {
+    if (lost)
+      return lost();
+    spdlog::critical("kozmo: leader election lost; exiting so that no write follows");
+    spdlog::shutdown();
+    std::_Exit(1);
+  };
+  std::lock_guard lock(d.lead_mu);
+  d.actors.push_back(controller::spawn_leader_elector(*d.sys, d.cli, std::move(ec)));
   return ok;
 }
 
 void engine::stop() {
   auto& d = *impl_;
+  d.stop_http();
+  std::unique_lock lock(d.lead_mu);
   if (!d.started)
     return;
   d.started = false;
+  d.leading = false;
+  if (d.opts.leader_election.enabled && !d.actors.empty()) {
+    // The elector is the first actor: give the lease up so that a standby takes over at once.
+    caf::scoped_actor self{*d.sys};
+    self->request(d.actors.front(), std::chrono::seconds(3), atoms::release_atom::value)
+        .receive([](caf::unit_t) {}, [](caf::error&) {});
+  }
   if (d.http)
     d.http->set_scheduler(nullptr); // inspect answers 503 from now on
   d.scheduler = nullptr;
@@ -278,6 +415,7 @@ void engine::stop() {
   for (auto& a : d.actors)
     caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   d.actors.clear();
+  lock.unlock();
   d.sys.reset(); // waits for every actor to finish
   d.cfg.reset();
   d.cli.reset(); // after the actors: they hold the client
@@ -295,6 +433,17 @@ std::string engine::url() const {
 }
 
 std::shared_ptr<client::client> engine::api() const { return impl_->cli; }
+
+bool engine::leading() const {
+  std::lock_guard lock(impl_->lead_mu);
+  return impl_->leading;
+}
+
+std::uint16_t engine::metrics_port() const {
+  return impl_->metrics_server ? impl_->metrics_server->port() : 0;
+}
+
+std::uint16_t engine::probe_port() const { return impl_->probe_server ? impl_->probe_server->port() : 0; }
 
 caf::actor_system& engine::system() { return *impl_->sys; }
 

@@ -21,6 +21,7 @@
 #include <caf/fwd.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -29,6 +30,21 @@ namespace kozmo {
 namespace client {
 class client;
 }
+
+// Leader election on a coordination.k8s.io/v1 Lease (client-go's rules and defaults): the
+// engine connects and serves its HTTP endpoints at once, and starts its controllers only while
+// it leads. Losing the lease calls `lost`, which must stop the process's writes at once (the
+// default logs and exits with status 1, as controller-runtime's managers do).
+struct leader_election_options {
+  bool enabled = false;
+  std::string lease_namespace = "kozmo-system";
+  std::string lease_name = "kozmo-controller";
+  std::string identity;                 // "" = $POD_NAME or the host name, plus a random suffix
+  std::int64_t lease_duration_ms = 15000;
+  std::int64_t renew_deadline_ms = 10000;
+  std::int64_t retry_period_ms = 2000;
+  std::function<void()> lost;
+};
 
 struct engine_options {
   // Where the Kubernetes API is: an embedded server, a kubeconfig, or a URL (plain HTTP).
@@ -49,6 +65,9 @@ struct engine_options {
   // HiveD's YAML configuration as text, or the path of a file holding it. Empty: not run.
   // With the embedded server, HiveD's GET /v1/inspect/... paths are served on its port.
   std::string scheduler_config;
+  // With no scheduler_config: run the scheduler anyway, on a configuration derived from the
+  // cluster's GPU nodes when the scheduler starts (runtime/hived_shape.hpp: shape_from_nodes).
+  bool scheduler_from_nodes = false;
   std::string scheduler_name = "kozmo";
   // The training-job controller (every kind of actors/training/job_model.cpp). With
   // the embedded server, the CRDs of deploy/crds (embedded at build time) are installed first.
@@ -60,6 +79,13 @@ struct engine_options {
   tasks::platform_config task_platform;
   double client_qps = 0;        // 0 = the client's default (or a loopback-sized one when embedded)
   int client_burst = 0;         // 0 = twice client_qps
+  leader_election_options leader_election;
+  // Kozmo's own HTTP endpoints when the API server is not embedded ("host:port"; "" = none):
+  // /metrics and /v1/inspect/... on metrics_address; /healthz and /readyz on probe_address
+  // (they reveal nothing). /readyz answers 200 once the controllers run or, with leader
+  // election, while this replica stands by.
+  std::string metrics_address;
+  std::string probe_address;
 };
 
 class engine {
@@ -76,6 +102,11 @@ public:
 
   // The API server's URL.
   std::string url() const;
+  // Whether this engine's controllers run (always after start() without leader election).
+  bool leading() const;
+  // The ports the HTTP endpoints listen on (0 when not served): for an address ending in :0.
+  std::uint16_t metrics_port() const;
+  std::uint16_t probe_port() const;
   // The client the actors use (shared; thread-safe).
   std::shared_ptr<client::client> api() const;
   // The actor system (for hosts that spawn their own actors next to Kozmo's).

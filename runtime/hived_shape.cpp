@@ -1,9 +1,11 @@
 #include "runtime/hived_shape.hpp"
 
 #include "actors/scheduler/virtual_clusters.hpp"
+#include "k8s/json/value.hpp"
 #include "k8s/model/kozmo_keys.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <sstream>
@@ -90,6 +92,39 @@ std::string hived_config_from_shape(const kubelet::cluster_shape& shape) {
       << (chains.empty() ? "  []\n" : cells.str()) << "virtualClusters:\n  default:\n    virtualCells:\n"
       << (chains.empty() ? "    []\n" : vcs.str());
   return out.str();
+}
+
+kubelet::cluster_shape shape_from_nodes(const json::value& node_list) {
+  kubelet::cluster_shape out;
+  const json::value* items = node_list.find("items");
+  if (!items || !items->is_array())
+    return out;
+  for (const auto& node : items->as_array()) {
+    if (node.at_path({"metadata", "deletionTimestamp"}))
+      continue;
+    const json::value* gpu = node.at_path({"status", "allocatable", "nvidia.com/gpu"});
+    if (!gpu)
+      continue;
+    long count = gpu->is_string() ? std::strtol(gpu->as_string().c_str(), nullptr, 10)
+                                  : (gpu->is_int() ? static_cast<long>(gpu->as_int()) : 0);
+    if (count <= 0)
+      continue;
+    kubelet::node_shape n;
+    n.name = node.at_path({"metadata", "name"}) ? node.at_path({"metadata", "name"})->as_string() : "";
+    if (n.name.empty())
+      continue;
+    n.gpus = static_cast<int>(count);
+    n.gpu_type = "gpu";
+    if (const json::value* labels = node.at_path({"metadata", "labels"}); labels && labels->is_object()) {
+      if (auto t = labels->get_string(keys::gpu_type); !t.empty())
+        n.gpu_type = t;
+      else if (auto p = labels->get_string("nvidia.com/gpu.product"); !p.empty())
+        n.gpu_type = p;
+    }
+    out.nodes.push_back(std::move(n));
+  }
+  std::sort(out.nodes.begin(), out.nodes.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  return out;
 }
 
 } // namespace kozmo::runtime

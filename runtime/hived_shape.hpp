@@ -7,6 +7,10 @@
 
 #include <string>
 
+namespace kozmo::json {
+class value;
+}
+
 namespace kozmo::runtime {
 
 // Whether `yaml_text` looks like a HiveD configuration (has `physicalCluster`).
@@ -22,6 +26,13 @@ bool is_hived_config(const std::string& yaml_text);
 //  - one virtual cluster "default" owning every node.
 // Nodes without GPUs get no cell. Returns YAML text.
 std::string hived_config_from_shape(const kubelet::cluster_shape& shape);
+
+// The GPU nodes of a NodeList (the API server's JSON), for a scheduler started without a HiveD
+// configuration (`kozmo controller`): every node whose allocatable nvidia.com/gpu is above
+// zero and that is not being deleted, with that many GPUs, of the type its kozmo.io/gpu-type
+// label names (else nvidia.com/gpu.product, GPU feature discovery's label; else "gpu"). Sorted
+// by name, so that the same nodes always give the same configuration.
+kubelet::cluster_shape shape_from_nodes(const json::value& node_list);
 
 // One node per Kubernetes node named by the config's node-level cells; nvidia.com/gpu is the
 // node's total leaf count. A node carrying several leaf types (several chains) gets

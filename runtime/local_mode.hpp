@@ -14,5 +14,7 @@ int run_apiserver(const apiserver_options& opts);
 int run_extender(const extender_cli_options& opts);
 // `kozmo crds`: prints Kozmo's CRDs (crds_mode.cpp).
 int run_crds(const crds_options& opts);
+// `kozmo controller`: runtime/controller_mode.cpp.
+int run_controller(const controller_options& opts);
 
 } // namespace kozmo::runtime

@@ -28,6 +28,8 @@ int main(int argc, char** argv) {
     return kozmo::runtime::run_apiserver(cmd->apiserver);
   case kind::extender:
     return kozmo::runtime::run_extender(cmd->extender);
+  case kind::controller:
+    return kozmo::runtime::run_controller(cmd->controller);
   case kind::crds:
     return kozmo::runtime::run_crds(cmd->crds);
   }

@@ -111,3 +111,25 @@ TEST_CASE("kozmo crds takes repeated --kind and an OpenAPI document for the pod 
   CHECK(bare->crds.pod_schema.empty());
   CHECK_FALSE(parse_command_line({"crds", "--pod-schema"}).has_value());
 }
+
+TEST_CASE("kozmo controller takes kubebuilder's flag names, runs every part by default, and --enable picks") {
+  auto cmd = parse_command_line({"controller", "--kubeconfig", "/kc", "--leader-elect", "--metrics-bind-address=:9090"});
+  REQUIRE(cmd.has_value());
+  CHECK(cmd->what == command::kind::controller);
+  const auto& o = cmd->controller;
+  CHECK(o.kubeconfig == "/kc");
+  CHECK(o.leader_elect);
+  CHECK(o.metrics_bind_address == ":9090");
+  CHECK(o.health_probe_bind_address == ":8081");
+  CHECK((o.scheduler && o.training && o.tasks));
+  auto some = parse_command_line({"controller", "--enable", "scheduler,tasks", "--leader-elect=false"});
+  REQUIRE(some.has_value());
+  CHECK(some->controller.scheduler);
+  CHECK_FALSE(some->controller.training);
+  CHECK(some->controller.tasks);
+  CHECK_FALSE(some->controller.leader_elect);
+  auto bad = parse_command_line({"controller", "--enable", "scheduler,gpus"});
+  REQUIRE_FALSE(bad.has_value());
+  CHECK(bad.err().message == "--enable: unknown part \"gpus\" (known: scheduler, training, tasks)");
+  CHECK_FALSE(parse_command_line({"controller", "--leader-elect=maybe"}).has_value());
+}

@@ -1,0 +1,75 @@
+// `kozmo controller`: the engine against a real cluster, with the parts --enable names, its HTTP
+// endpoints on their own addresses and, with --leader-elect, one leading replica. Every
+// configuration error is reported, naming the field, before anything is written.
+#include "runtime/local_mode.hpp"
+
+#include "runtime/config_file.hpp"
+#include "runtime/engine.hpp"
+#include "runtime/logging.hpp"
+#include "runtime/signals.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+#include <iostream>
+
+namespace kozmo::runtime {
+
+int run_controller(const controller_options& opts) {
+  if (!start_logging(opts.log_level))
+    return 2;
+  auto config = load_config_file(opts.config_file);
+  if (!config) {
+    std::cerr << "kozmo controller: " << config.err().message << "\n";
+    return 2;
+  }
+  if (!opts.scheduler && !opts.training && !opts.tasks) {
+    std::cerr << "kozmo controller: --enable names no part (scheduler, training, tasks)\n";
+    return 2;
+  }
+  shutdown_signals signals;
+  engine_options eo;
+  eo.kubeconfig = opts.kubeconfig;
+  eo.client_qps = config->client.qps;
+  eo.client_burst = config->client.burst;
+  if (opts.scheduler) {
+    eo.scheduler_config = config->scheduler.config_text;
+    eo.scheduler_from_nodes = config->scheduler.config_text.empty();
+    eo.scheduler_name = config->scheduler.scheduler_name;
+  }
+  eo.training = opts.training;
+  eo.tasks = opts.tasks;
+  eo.task_platform = std::move(config->tasks);
+  eo.metrics_address = opts.metrics_bind_address == "0" ? "" : opts.metrics_bind_address;
+  eo.probe_address = opts.health_probe_bind_address == "0" ? "" : opts.health_probe_bind_address;
+  auto& le = eo.leader_election;
+  le.enabled = opts.leader_elect;
+  le.lease_duration_ms = config->leader_election.lease_duration_ms;
+  le.renew_deadline_ms = config->leader_election.renew_deadline_ms;
+  le.retry_period_ms = config->leader_election.retry_period_ms;
+  le.lease_name = config->leader_election.resource_name;
+  le.lease_namespace = config->leader_election.resource_namespace;
+  if (le.lease_namespace.empty()) {
+    const char* ns = std::getenv("POD_NAMESPACE");
+    le.lease_namespace = ns && *ns ? ns : "kozmo-system";
+  }
+  engine e(eo);
+  if (auto st = e.start(); !st) {
+    std::cerr << "kozmo controller: " << st.err().message << "\n";
+    return 1;
+  }
+  std::string parts = std::string(opts.scheduler ? " scheduler" : "") + (opts.training ? " training" : "") +
+                      (opts.tasks ? " tasks" : "");
+  spdlog::info("controller: API server {}; parts:{}; metrics on port {}, probes on port {}{}", e.url(), parts,
+               e.metrics_port(), e.probe_port(),
+               opts.leader_elect ? "; leader election on " + le.lease_namespace + "/" + le.lease_name : "");
+  std::cout << "kozmo controller: running (" << (opts.leader_elect ? "leader election" : "no leader election")
+            << ")\n"
+            << std::flush;
+  int sig = signals.wait();
+  spdlog::info("controller: signal {} received, stopping", sig);
+  e.stop();
+  return 0;
+}
+
+} // namespace kozmo::runtime

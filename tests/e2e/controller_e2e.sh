@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# End-to-end: `kozmo controller` against an API server it does not own (`kozmo apiserver`, with
+# simulated GPU nodes from `kozmo kubelet`), driven with kubectl: a bad configuration stops it
+# before any write; two replicas with --leader-elect elect one (the Lease says which); the
+# leader's scheduler, on a configuration derived from the GPU nodes, binds a 4x2 gang with
+# bind-info; kill -9 the leader: the standby leads within leaseDuration + its jittered retry,
+# recovers the bound pods and binds a new gang on other GPUs; the endpoints answer where
+# configured. Short lease timings (4 s / 3 s / 1 s) from the configuration file keep it quick.
+# Usage: controller_e2e.sh PATH/TO/kozmo
+set -uo pipefail
+KOZMO=${1:?usage: controller_e2e.sh PATH/TO/kozmo}
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$HERE/lib.sh"
+e2e_init kozmo-controller-e2e 60
+PIDS=()
+cleanup_all() {
+  local p
+  for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+  e2e_cleanup
+}
+trap cleanup_all EXIT
+
+# The API server and the simulated nodes.
+"$KOZMO" apiserver --port 0 >"$WORK/kozmo-apiserver.log" 2>&1 &
+PIDS+=($!)
+URL=""
+for _ in $(seq 1 100); do
+  URL=$(sed -n 's/^kozmo apiserver: serving at //p' "$WORK/kozmo-apiserver.log")
+  [ -n "$URL" ] && break
+  sleep 0.1
+done
+cat >"$WORK/kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+clusters: [{name: e2e, cluster: {server: "$URL"}}]
+contexts: [{name: e2e, context: {cluster: e2e, user: e2e, namespace: default}}]
+current-context: e2e
+users: [{name: e2e, user: {}}]
+EOF
+export KUBECONFIG=$WORK/kubeconfig
+"$KOZMO" kubelet --nodes 2 --gpus-per-node 8 >"$WORK/kozmo-kubelet.log" 2>&1 &
+PIDS+=($!)
+k create namespace kozmo-system >/dev/null
+within 20 "two simulated GPU nodes register" "^2$" sh -c "kubectl get nodes --no-headers 2>/dev/null | grep -c Ready"
+
+# A configuration that cannot work is refused, naming the field, and nothing is written.
+printf 'leaderElection:\n  leaseDuration: 4s\n  renewDeadline: 5s\n' >"$WORK/bad.yaml"
+expect_fail "renewDeadline above leaseDuration is refused with the field's name" \
+  "leaderElection.leaseDuration: must be greater than renewDeadline" \
+  "$KOZMO" controller --config "$WORK/bad.yaml" --leader-elect
+printf 'scheduler:\n  schedulerNmae: kozmo\n' >"$WORK/bad2.yaml"
+expect_fail "an unknown key is refused with its name" "scheduler.schedulerNmae: unknown key" \
+  "$KOZMO" controller --config "$WORK/bad2.yaml"
+expect_fail "an unknown --enable part is refused" "unknown part \"gpus\"" "$KOZMO" controller --enable gpus
+expect_fail "no Lease was written by the refused starts" "NotFound|not found" \
+  k -n kozmo-system get lease kozmo-controller
+
+cat >"$WORK/config.yaml" <<EOF
+leaderElection:
+  leaseDuration: 4s
+  renewDeadline: 3s
+  retryPeriod: 1s
+client: {qps: 200, burst: 400}
+EOF
+BASE=$((20000 + RANDOM % 20000))
+start_controller() { # NAME METRICS-PORT PROBE-PORT
+  "$KOZMO" controller --config "$WORK/config.yaml" --enable scheduler --leader-elect \
+    --metrics-bind-address "127.0.0.1:$2" --health-probe-bind-address "127.0.0.1:$3" >"$WORK/kozmo-$1.log" 2>&1 &
+  PIDS+=($!)
+  eval "PID_$1=$!"
+}
+start_controller a $BASE $((BASE + 1))
+start_controller b $((BASE + 2)) $((BASE + 3))
+holder() { k -n kozmo-system get lease kozmo-controller -o 'jsonpath={.spec.holderIdentity}'; }
+within 15 "one replica holds the Lease" "_" holder
+leader_log() { grep -l "now leads" "$WORK"/kozmo-a.log "$WORK"/kozmo-b.log 2>/dev/null; }
+within 10 "the Lease's holder is the replica that says it leads" "kozmo-[ab].log" leader_log
+sleep 3 # a few renewals
+expect "exactly one replica leads" "^1$" sh -c "grep -l 'now leads' $WORK/kozmo-a.log $WORK/kozmo-b.log | wc -l"
+LEADER=$(leader_log | sed 's/.*kozmo-\(.\)\.log/\1/')
+STANDBY=$([ "$LEADER" = a ] && echo b || echo a)
+expect "the leader's log names the Lease's holder" "$(holder)" grep "now leads" "$WORK/kozmo-$LEADER.log"
+expect "the leader derived the scheduler's configuration from the GPU nodes" "derived from 2 GPU node" \
+  cat "$WORK/kozmo-$LEADER.log"
+
+expect "/readyz answers ok on the standby too" "^ok$" curl -sf "http://127.0.0.1:$((BASE + 3))/readyz"
+expect "/healthz answers ok" "^ok$" curl -sf "http://127.0.0.1:$((BASE + 1))/healthz"
+expect "/metrics is served on the metrics address" "kozmo_client_requests_total" \
+  curl -sf "http://127.0.0.1:$BASE/metrics"
+expect "/metrics is not on the probe address" "^404$" \
+  curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$((BASE + 1))/metrics"
+
+# A 4x2 gang (4 pods of 2 GPUs) for Kozmo's scheduler.
+gang() { # NAME
+  local i
+  for i in 0 1 2 3; do
+    gpu_pod "$1-$i" "$(printf '    kozmo.io/gang: %s\n    kozmo.io/gang-members: "4x2"' "$1")" 2
+  done
+}
+gang g1 | k apply -f - >/dev/null
+bound() { # PREFIX: the number of its pods bound with bind-info
+  k get pods -o 'jsonpath={range .items[*]}{.metadata.name}{" "}{.spec.nodeName}{" "}{.metadata.annotations.hivedscheduler\.microsoft\.com/pod-bind-info}{"\n"}{end}' |
+    awk -v p="$1-" 'index($1, p) == 1 && $2 != "" && $3 != "" { n++ } END { print n + 0 }'
+}
+within 20 "the leader binds the 4x2 gang with bind-info" "^4$" bound g1
+
+eval "kill -9 \$PID_$LEADER"
+KILLED=$(date +%s.%N)
+within 20 "the standby leads after the leader's kill -9" "now leads" cat "$WORK/kozmo-$STANDBY.log"
+TOOK=$(echo "$(date +%s.%N) - $KILLED" | bc)
+echo "     (take-over after ${TOOK} s; lease 4 s, retry 1-2.2 s)"
+expect "take-over within leaseDuration + twice the jittered retry" "^1$" sh -c "echo '$TOOK <= 4 + 2 * 2.2 + 1' | bc"
+expect "the new leader recovered the bound gang" "[1-9][0-9]* group\(s\) recovered" cat "$WORK/kozmo-$STANDBY.log"
+gang g2 | k apply -f - >/dev/null
+within 20 "the new leader binds a second gang" "^4$" bound g2
+dups() { # GPUs (node/index) held by more than one pod
+  k get pods -o 'jsonpath={range .items[*]}{.spec.nodeName}{" "}{.metadata.annotations.hivedscheduler\.microsoft\.com/pod-leaf-cell-isolation}{"\n"}{end}' |
+    awk '$2 != "" { n = split($2, g, ","); for (i = 1; i <= n; i++) print $1 "/" g[i] }' | sort | uniq -d | wc -l
+}
+expect "no GPU is held by two pods" "^0$" dups
+expect "the Lease counts one transition" "^1$" k -n kozmo-system get lease kozmo-controller -o 'jsonpath={.spec.leaseTransitions}'
+
+# A graceful stop gives the Lease up (an empty holder), so that a standby need not wait.
+eval "kill -TERM \$PID_$STANDBY"
+within 10 "a SIGTERM releases the Lease" "^$" holder
+
+e2e_finish "controller e2e:"

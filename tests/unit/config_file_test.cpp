@@ -1,0 +1,80 @@
+// Kozmo's configuration file (runtime/config_file.hpp): the sections `kozmo controller` reads
+// beside `tasks:`, their defaults, and errors that name the field.
+#include "runtime/config_file.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+
+using namespace kozmo::runtime;
+
+TEST_CASE("an empty configuration gives client-go's election timing and the default lease") {
+  auto c = parse_config("", "f.yaml");
+  REQUIRE(c.has_value());
+  CHECK(c->leader_election.lease_duration_ms == 15000);
+  CHECK(c->leader_election.renew_deadline_ms == 10000);
+  CHECK(c->leader_election.retry_period_ms == 2000);
+  CHECK(c->leader_election.resource_name == "kozmo-controller");
+  CHECK(c->scheduler.config_text.empty());
+  CHECK(c->scheduler.scheduler_name == "kozmo");
+}
+
+TEST_CASE("the controller's sections are read with their names") {
+  auto c = parse_config(R"(
+scheduler:
+  schedulerName: gpu-sched
+  config:
+    physicalCluster: {cellTypes: {}, physicalCells: []}
+client: {qps: 100, burst: 300}
+leaderElection:
+  leaseDuration: 30s
+  renewDeadline: 20s
+  retryPeriod: 4s
+  resourceName: my-lease
+  resourceNamespace: ops
+)",
+                        "f.yaml");
+  REQUIRE(c.has_value());
+  CHECK(c->scheduler.scheduler_name == "gpu-sched");
+  CHECK(c->scheduler.config_text.find("physicalCluster") != std::string::npos);
+  CHECK(c->client.qps == 100);
+  CHECK(c->client.burst == 300);
+  CHECK(c->leader_election.lease_duration_ms == 30000);
+  CHECK(c->leader_election.retry_period_ms == 4000);
+  CHECK(c->leader_election.resource_name == "my-lease");
+  CHECK(c->leader_election.resource_namespace == "ops");
+}
+
+TEST_CASE("scheduler.configFile is read relative to the configuration file") {
+  const std::string dir = "/tmp";
+  {
+    std::ofstream out(dir + "/kozmo-config-test-hived.yaml");
+    out << "physicalCluster: {}\n";
+  }
+  auto c = parse_config("scheduler: {configFile: kozmo-config-test-hived.yaml}", "f.yaml", dir);
+  REQUIRE(c.has_value());
+  CHECK(c->scheduler.config_text == "physicalCluster: {}\n");
+  auto missing = parse_config("scheduler: {configFile: nowhere.yaml}", "f.yaml", dir);
+  REQUIRE_FALSE(missing.has_value());
+  CHECK(missing.err().message == "f.yaml: scheduler.configFile: cannot read /tmp/nowhere.yaml");
+  std::remove((dir + "/kozmo-config-test-hived.yaml").c_str());
+}
+
+TEST_CASE("every bad value names its field") {
+  auto message = [](const std::string& text) {
+    auto c = parse_config(text, "f.yaml");
+    return c ? std::string("accepted") : c.err().message;
+  };
+  CHECK(message("leaderElection: {leaseDuration: 5s}") ==
+        "f.yaml: leaderElection.leaseDuration: must be greater than renewDeadline");
+  CHECK(message("leaderElection: {retryPeriod: soon}") ==
+        "f.yaml: leaderElection.retryPeriod: \"soon\" is not a positive duration (examples: 15s, 1m)");
+  CHECK(message("leaderElection: {leaseName: x}").rfind("f.yaml: leaderElection.leaseName: unknown key", 0) == 0);
+  CHECK(message("client: {qps: 0}") == "f.yaml: client.qps: must be a number above 0");
+  CHECK(message("client: {burst: 1.5}") == "f.yaml: client.burst: must be a whole number above 0");
+  CHECK(message("scheduler: {config: text}").rfind("f.yaml: scheduler.config: must be HiveD's configuration", 0) == 0);
+  CHECK(message("scheduler: {config: {}, configFile: x}").find("f.yaml: scheduler.configFile: cannot read") == 0);
+  CHECK(message("gpus: {}") == "f.yaml: gpus: unknown section (known: tasks, scheduler, client, leaderElection)");
+  CHECK(message("tasks: {default-cpus: lots}").rfind("f.yaml: ", 0) == 0);
+}
