@@ -45,13 +45,16 @@ stop
 # restarts on a configuration where team-a owns one. The gang outside the new quota is kept,
 # running as opportunistic, and its pods say why.
 start before v100_vcs.yaml --data-dir "$WORK/data"
+# One after the other: created in one apply, the gang could be placed first and take 0.0.0.1
+# (CI saw it), and the checks below name the nodes.
+pod a1 team-a 1 8 >"$WORK/team-a-1.yaml"
 {
-  pod a1 team-a 1 8
   pod a2-0 team-a 1 2 "$(printf '    kozmo.io/gang: a2\n    kozmo.io/gang-members: "2x2"')"
   pod a2-1 team-a 1 2 "$(printf '    kozmo.io/gang: a2\n    kozmo.io/gang-members: "2x2"')"
-} >"$WORK/team-a.yaml"
-expect "two team-a gangs are created" 'pod/a2-1 created' k apply -f "$WORK/team-a.yaml"
+} >"$WORK/team-a-2.yaml"
+expect "the 8-GPU team-a pod is created" 'pod/a1 created' k apply -f "$WORK/team-a-1.yaml"
 eventually "the 8-GPU pod runs on 0.0.0.1" '^0\.0\.0\.1$' node_of a1
+expect "the 2x2 team-a gang is created" 'pod/a2-1 created' k apply -f "$WORK/team-a-2.yaml"
 eventually "the 2x2 gang runs on 0.0.0.2" '^0\.0\.0\.2 0\.0\.0\.2$' sh -c \
   "echo \$(kubectl --cache-dir $WORK/cache get pod a2-0 a2-1 -o 'jsonpath={.items[*].spec.nodeName}')"
 stop
