@@ -5,6 +5,7 @@
 #include <charconv>
 #include <functional>
 #include <map>
+#include <sstream>
 
 namespace kozmo::runtime {
 namespace {
@@ -97,6 +98,26 @@ flag seconds_flag(const std::string& name, std::int64_t& out) {
               return error::bad_request("--" + name + ": \"" + v +
                                         "\" is not a duration in whole seconds (examples: 1h, 30m, 90s; 0 = never)");
             out = d->count() / 1000;
+            return ok;
+          }};
+}
+
+// --enable scheduler,training,tasks: exactly the parts named run.
+flag enable_flag(controller_options& o) {
+  return {true, [&o](const std::string& v) -> status {
+            o.scheduler = o.training = o.tasks = false;
+            if (v.empty() || v.back() == ',') // getline would skip the empty last part
+              return error::bad_request("--enable: unknown part \"\" (known: scheduler, training, tasks)");
+            std::istringstream parts(v);
+            for (std::string part; std::getline(parts, part, ',');) {
+              bool* on = part == "scheduler" ? &o.scheduler
+                         : part == "training" ? &o.training
+                         : part == "tasks"    ? &o.tasks
+                                              : nullptr;
+              if (!on)
+                return error::bad_request("--enable: unknown part \"" + part + "\" (known: scheduler, training, tasks)");
+              *on = true;
+            }
             return ok;
           }};
 }
@@ -237,27 +258,7 @@ expected<command> parse_command_line(const std::vector<std::string>& args) {
     std::map<std::string, flag> flags{
         {"kubeconfig", string_flag(o.kubeconfig)},
         {"config", string_flag(o.config_file)},
-        {"enable", {true, [&o](const std::string& v) -> status {
-                      o.scheduler = o.training = o.tasks = false;
-                      std::size_t at = 0;
-                      while (at <= v.size()) {
-                        auto comma = v.find(',', at);
-                        std::string part = v.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
-                        if (part == "scheduler")
-                          o.scheduler = true;
-                        else if (part == "training")
-                          o.training = true;
-                        else if (part == "tasks")
-                          o.tasks = true;
-                        else
-                          return error::bad_request("--enable: unknown part \"" + part +
-                                                    "\" (known: scheduler, training, tasks)");
-                        if (comma == std::string::npos)
-                          break;
-                        at = comma + 1;
-                      }
-                      return ok;
-                    }}},
+        {"enable", enable_flag(o)},
         {"leader-elect", {false, [&o](const std::string& v) -> status {
                             if (v != "" && v != "true" && v != "false")
                               return error::bad_request("--leader-elect: \"" + v + "\" is not true or false");

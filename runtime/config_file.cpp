@@ -9,16 +9,17 @@
 #include <sstream>
 
 namespace kozmo::runtime {
-namespace {
 
-expected<std::string> read_text(const std::string& path) {
-  std::ifstream in(path);
+expected<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
   if (!in)
     return error::bad_request("cannot read " + path);
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
 }
+
+namespace {
 
 std::string known_keys(std::initializer_list<const char*> keys) {
   std::string out;
@@ -60,18 +61,16 @@ status parse_scheduler(const json::value& v, scheduler_section& out, const std::
       // JSON is YAML: the scheduler's parser reads it. The newline marks it as text, not a path
       // (engine_options::scheduler_config takes either).
       out.config_text = json::dump(val) + "\n";
-      out.config_origin = "scheduler.config";
       inline_given = true;
     } else if (key == "configFile") {
       auto path = string_value(val, "scheduler.configFile");
       if (!path)
         return path.err();
       std::string full = (!base_dir.empty() && (*path)[0] != '/') ? base_dir + "/" + *path : *path;
-      auto text = read_text(full);
+      auto text = read_file(full);
       if (!text)
         return error::bad_request("scheduler.configFile: " + text.err().message);
       out.config_text = std::move(*text);
-      out.config_origin = full;
     } else if (key == "schedulerName") {
       auto name = string_value(val, "scheduler.schedulerName");
       if (!name)
@@ -115,8 +114,9 @@ status parse_leader_election(const json::value& v, leader_election_section& out)
       auto ms = duration_value(val, field);
       if (!ms)
         return ms.err();
-      (key == "leaseDuration" ? out.lease_duration_ms
-                              : key == "renewDeadline" ? out.renew_deadline_ms : out.retry_period_ms) = *ms;
+      (key == "leaseDuration" ? out.timing.lease_duration
+                              : key == "renewDeadline" ? out.timing.renew_deadline : out.timing.retry_period) =
+          std::chrono::milliseconds(*ms);
     } else if (key == "resourceName" || key == "resourceNamespace") {
       auto s = string_value(val, field);
       if (!s)
@@ -129,10 +129,7 @@ status parse_leader_election(const json::value& v, leader_election_section& out)
                                 ")");
     }
   }
-  controller::election_timing t{std::chrono::milliseconds(out.lease_duration_ms),
-                                std::chrono::milliseconds(out.renew_deadline_ms),
-                                std::chrono::milliseconds(out.retry_period_ms)};
-  if (auto why = controller::check_timing(t))
+  if (auto why = controller::check_timing(out.timing))
     return error::bad_request(*why);
   return ok;
 }
@@ -174,7 +171,7 @@ expected<kozmo_config> parse_config(const std::string& text, const std::string& 
 expected<kozmo_config> load_config_file(const std::string& path) {
   if (path.empty())
     return kozmo_config{};
-  auto text = read_text(path);
+  auto text = read_file(path);
   if (!text)
     return error::bad_request("--config: " + text.err().message);
   auto slash = path.rfind('/');

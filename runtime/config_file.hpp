@@ -11,6 +11,7 @@
 // before anything starts.
 #pragma once
 
+#include "actors/controller/leader_election.hpp"
 #include "actors/tasks/platform_config.hpp"
 #include "k8s/error.hpp"
 
@@ -21,7 +22,6 @@ namespace kozmo::runtime {
 
 struct scheduler_section {
   std::string config_text;   // HiveD YAML, from `config` (inline) or read from `configFile`
-  std::string config_origin; // "scheduler.config", or the file's path
   std::string scheduler_name = "kozmo";
 };
 
@@ -31,9 +31,7 @@ struct client_section {
 };
 
 struct leader_election_section {
-  std::int64_t lease_duration_ms = 15000;
-  std::int64_t renew_deadline_ms = 10000;
-  std::int64_t retry_period_ms = 2000;
+  controller::election_timing timing; // client-go's defaults: 15 s, 10 s, 2 s
   std::string resource_name = "kozmo-controller";
   std::string resource_namespace; // "" = $POD_NAMESPACE, else kozmo-system
 };
@@ -51,5 +49,8 @@ expected<kozmo_config> parse_config(const std::string& text, const std::string& 
                                     const std::string& base_dir = "");
 // The file read and parsed; "" (no file) gives the defaults.
 expected<kozmo_config> load_config_file(const std::string& path);
+
+// A file's whole text; the error says "cannot read PATH".
+expected<std::string> read_file(const std::string& path);
 
 } // namespace kozmo::runtime

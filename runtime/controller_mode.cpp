@@ -44,9 +44,7 @@ int run_controller(const controller_options& opts) {
   eo.probe_address = opts.health_probe_bind_address == "0" ? "" : opts.health_probe_bind_address;
   auto& le = eo.leader_election;
   le.enabled = opts.leader_elect;
-  le.lease_duration_ms = config->leader_election.lease_duration_ms;
-  le.renew_deadline_ms = config->leader_election.renew_deadline_ms;
-  le.retry_period_ms = config->leader_election.retry_period_ms;
+  le.timing = config->leader_election.timing;
   le.lease_name = config->leader_election.resource_name;
   le.lease_namespace = config->leader_election.resource_namespace;
   if (le.lease_namespace.empty()) {

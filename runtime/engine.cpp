@@ -20,16 +20,15 @@
 #include "k8s/json/yaml.hpp"
 #include "messages/atoms.hpp"
 #include "messages/scheduler_messages.hpp"
+#include "runtime/config_file.hpp"
 #include "runtime/demo.hpp"
 #include "runtime/hived_shape.hpp"
 
 #include <caf/all.hpp>
 #include <cstdlib>
-#include <fstream>
 #include <future>
 #include <mutex>
 #include <shared_mutex>
-#include <sstream>
 #include <spdlog/spdlog.h>
 
 namespace kozmo {
@@ -90,12 +89,10 @@ private:
 expected<std::string> scheduler_config_text(const std::string& text_or_path) {
   if (text_or_path.find('\n') != std::string::npos)
     return text_or_path;
-  std::ifstream in(text_or_path);
-  if (!in)
-    return error::bad_request("scheduler configuration: cannot read " + text_or_path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  auto text = runtime::read_file(text_or_path);
+  if (!text)
+    return error::bad_request("scheduler configuration: " + text.err().message);
+  return text;
 }
 
 // Kozmo's CRDs embedded in the binary, applied to the embedded server (create or update), one
@@ -127,6 +124,7 @@ struct engine::impl {
   caf::actor scheduler;
   caf::actor pods_watch;
   caf::actor recorder; // every actor's Events go through it
+  caf::actor elector;  // with leader election
   std::shared_ptr<local_backend> http;
   std::unique_ptr<extender::extender_server> metrics_server, probe_server;
   bool started = false;
@@ -350,10 +348,7 @@ status engine::start() {
   if (auto st = d.connect(); !st)
     return st;
   if (d.opts.leader_election.enabled) {
-    controller::election_timing t{std::chrono::milliseconds(d.opts.leader_election.lease_duration_ms),
-                                  std::chrono::milliseconds(d.opts.leader_election.renew_deadline_ms),
-                                  std::chrono::milliseconds(d.opts.leader_election.retry_period_ms)};
-    if (auto why = controller::check_timing(t))
+    if (auto why = controller::check_timing(d.opts.leader_election.timing))
       return error::bad_request(*why);
   }
   if (auto st = d.serve_http(); !st) {
@@ -377,8 +372,7 @@ status engine::start() {
   ec.lease_namespace = le.lease_namespace;
   ec.lease_name = le.lease_name;
   ec.identity = le.identity;
-  ec.timing = {std::chrono::milliseconds(le.lease_duration_ms), std::chrono::milliseconds(le.renew_deadline_ms),
-               std::chrono::milliseconds(le.retry_period_ms)};
+  ec.timing = le.timing;
   auto* impl = impl_.get();
   ec.started_leading = [impl] { impl->on_leading(); };
   ec.stopped_leading = [lost = le.lost] {
@@ -389,7 +383,8 @@ status engine::start() {
     std::_Exit(1);
   };
   std::lock_guard lock(d.lead_mu);
-  d.actors.push_back(controller::spawn_leader_elector(*d.sys, d.cli, std::move(ec)));
+  d.elector = controller::spawn_leader_elector(*d.sys, d.cli, std::move(ec));
+  d.actors.push_back(d.elector);
   return ok;
 }
 
@@ -401,11 +396,12 @@ void engine::stop() {
     return;
   d.started = false;
   d.leading = false;
-  if (d.opts.leader_election.enabled && !d.actors.empty()) {
-    // The elector is the first actor: give the lease up so that a standby takes over at once.
+  if (d.elector) {
+    // Give the lease up, so that a standby takes over at once.
     caf::scoped_actor self{*d.sys};
-    self->request(d.actors.front(), std::chrono::seconds(3), atoms::release_atom::value)
+    self->request(d.elector, std::chrono::seconds(3), atoms::release_atom::value)
         .receive([](caf::unit_t) {}, [](caf::error&) {});
+    d.elector = nullptr;
   }
   if (d.http)
     d.http->set_scheduler(nullptr); // inspect answers 503 from now on
@@ -433,11 +429,6 @@ std::string engine::url() const {
 }
 
 std::shared_ptr<client::client> engine::api() const { return impl_->cli; }
-
-bool engine::leading() const {
-  std::lock_guard lock(impl_->lead_mu);
-  return impl_->leading;
-}
 
 std::uint16_t engine::metrics_port() const {
   return impl_->metrics_server ? impl_->metrics_server->port() : 0;

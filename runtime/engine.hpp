@@ -14,6 +14,7 @@
 // header keeps CAF, Beast and simdjson out: a host includes it without paying for them.
 #pragma once
 
+#include "actors/controller/leader_election.hpp"
 #include "actors/kubelet/cluster_shape.hpp"
 #include "actors/tasks/platform_config.hpp"
 #include "k8s/error.hpp"
@@ -40,9 +41,7 @@ struct leader_election_options {
   std::string lease_namespace = "kozmo-system";
   std::string lease_name = "kozmo-controller";
   std::string identity;                 // "" = $POD_NAME or the host name, plus a random suffix
-  std::int64_t lease_duration_ms = 15000;
-  std::int64_t renew_deadline_ms = 10000;
-  std::int64_t retry_period_ms = 2000;
+  controller::election_timing timing;   // leaseDuration, renewDeadline, retryPeriod
   std::function<void()> lost;
 };
 
@@ -102,8 +101,6 @@ public:
 
   // The API server's URL.
   std::string url() const;
-  // Whether this engine's controllers run (always after start() without leader election).
-  bool leading() const;
   // The ports the HTTP endpoints listen on (0 when not served): for an address ending in :0.
   std::uint16_t metrics_port() const;
   std::uint16_t probe_port() const;

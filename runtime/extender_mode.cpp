@@ -3,6 +3,8 @@
 // actor (which owns the GPU scheduler core) and the HTTP server, and runs until SIGTERM/SIGINT.
 #include "runtime/local_mode.hpp"
 
+#include "runtime/config_file.hpp"
+
 #include "actors/extender/extender_actor.hpp"
 #include "actors/extender/extender_server.hpp"
 #include "actors/scheduler/config.hpp"
@@ -14,21 +16,10 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 namespace kozmo::runtime {
 namespace {
-
-expected<std::string> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return error{"cannot read " + path};
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 int fail(const std::string& message) {
   spdlog::error("extender: {}", message);

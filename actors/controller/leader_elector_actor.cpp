@@ -56,6 +56,11 @@ std::chrono::milliseconds next_tick(elector_actor* self) {
   return std::chrono::milliseconds(static_cast<long long>(retry.count() * (1.0 + jitter(st.rng))));
 }
 
+std::string resource_version_of(const json::value& lease) {
+  const json::value* md = lease.find("metadata");
+  return md ? md->get_string("resourceVersion") : std::string();
+}
+
 json::value lease_body(const elector_config& c, const lease_record& r, const std::string& rv) {
   json::value body;
   body["apiVersion"] = "coordination.k8s.io/v1";
@@ -135,9 +140,7 @@ caf::behavior elector(elector_actor* self, std::shared_ptr<client::client> cli, 
         std::optional<lease_record> current;
         if (*r.got) {
           current = lease_record_from(**r.got);
-          st.resource_version = (**r.got).at_path({"metadata", "resourceVersion"})
-                                    ? (**r.got).at_path({"metadata", "resourceVersion"})->as_string()
-                                    : std::string();
+          st.resource_version = resource_version_of(**r.got);
         } else if (r.got->err().code != 404) {
           st.in_flight = false;
           spdlog::warn("leader election: cannot read the lease {}/{}: {}", st.cfg.lease_namespace,
@@ -165,8 +168,7 @@ caf::behavior elector(elector_actor* self, std::shared_ptr<client::client> cli, 
           return;
         st.core->written(lw.w, lw.succeeded, steady::now());
         if (lw.lease) {
-          if (auto* rv = lw.lease->at_path({"metadata", "resourceVersion"}); rv && rv->is_string())
-            st.resource_version = rv->as_string();
+          st.resource_version = resource_version_of(*lw.lease);
         } else {
           spdlog::debug("leader election: write of the lease failed: {}", lw.message);
         }

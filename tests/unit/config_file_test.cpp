@@ -12,9 +12,9 @@ using namespace kozmo::runtime;
 TEST_CASE("an empty configuration gives client-go's election timing and the default lease") {
   auto c = parse_config("", "f.yaml");
   REQUIRE(c.has_value());
-  CHECK(c->leader_election.lease_duration_ms == 15000);
-  CHECK(c->leader_election.renew_deadline_ms == 10000);
-  CHECK(c->leader_election.retry_period_ms == 2000);
+  CHECK(c->leader_election.timing.lease_duration == std::chrono::seconds(15));
+  CHECK(c->leader_election.timing.renew_deadline == std::chrono::seconds(10));
+  CHECK(c->leader_election.timing.retry_period == std::chrono::seconds(2));
   CHECK(c->leader_election.resource_name == "kozmo-controller");
   CHECK(c->scheduler.config_text.empty());
   CHECK(c->scheduler.scheduler_name == "kozmo");
@@ -40,8 +40,8 @@ leaderElection:
   CHECK(c->scheduler.config_text.find("physicalCluster") != std::string::npos);
   CHECK(c->client.qps == 100);
   CHECK(c->client.burst == 300);
-  CHECK(c->leader_election.lease_duration_ms == 30000);
-  CHECK(c->leader_election.retry_period_ms == 4000);
+  CHECK(c->leader_election.timing.lease_duration == std::chrono::seconds(30));
+  CHECK(c->leader_election.timing.retry_period == std::chrono::seconds(4));
   CHECK(c->leader_election.resource_name == "my-lease");
   CHECK(c->leader_election.resource_namespace == "ops");
 }

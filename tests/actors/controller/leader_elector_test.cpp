@@ -62,6 +62,9 @@ struct fixture {
     c.actor = spawn_leader_elector(*sys, cli, ec);
   }
 
+  // `a` leads, then `b` stands by for `settle`.
+  void leader_then_standby(candidate& a, candidate& b, std::chrono::milliseconds settle);
+
   std::string holder() {
     auto lease = cli->get({"coordination.k8s.io", "v1", "leases", "default", "test-lease", ""});
     return lease ? lease->at_path({"spec", "holderIdentity"})->as_string() : std::string("<none>");
@@ -76,6 +79,17 @@ bool wait_for(const std::function<bool()>& pred, std::chrono::milliseconds timeo
     std::this_thread::sleep_for(20ms);
   }
   return pred();
+}
+
+void fixture::leader_then_standby(candidate& a, candidate& b, std::chrono::milliseconds settle) {
+  run(a, "a");
+  REQUIRE(wait_for([&] { return a.leads.load(); }, 5s));
+  run(b, "b");
+  std::this_thread::sleep_for(settle);
+}
+
+std::chrono::milliseconds since(steady::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - t);
 }
 
 } // namespace
@@ -98,15 +112,12 @@ TEST_CASE("of two candidates one leads, the Lease names it, and the other waits"
 TEST_CASE("when the leader dies silently, the other leads after the Lease has not moved for leaseDuration") {
   fixture f;
   candidate a, b;
-  f.run(a, "a");
-  REQUIRE(wait_for([&] { return a.leads.load(); }, 5s));
-  f.run(b, "b");
-  std::this_thread::sleep_for(1s);
+  f.leader_then_standby(a, b, 1s);
   CHECK_FALSE(b.leads);
   auto killed = steady::now();
   caf::anon_send_exit(a.actor, caf::exit_reason::kill); // no release: as a kill -9
   REQUIRE(wait_for([&] { return b.leads.load(); }, 6s));
-  auto took = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - killed);
+  auto took = since(killed);
   CHECK(took >= 1300ms); // not before the lease could have expired (less the last renewal's age)
   CHECK(f.holder() == "b");
   auto lease = f.cli->get({"coordination.k8s.io", "v1", "leases", "default", "test-lease", ""});
@@ -117,10 +128,7 @@ TEST_CASE("when the leader dies silently, the other leads after the Lease has no
 TEST_CASE("a released Lease is taken at the standby's next try, well before leaseDuration") {
   fixture f;
   candidate a, b;
-  f.run(a, "a");
-  REQUIRE(wait_for([&] { return a.leads.load(); }, 5s));
-  f.run(b, "b");
-  std::this_thread::sleep_for(500ms);
+  f.leader_then_standby(a, b, 500ms);
   auto released = steady::now();
   {
     caf::scoped_actor self{*f.sys};
@@ -128,7 +136,7 @@ TEST_CASE("a released Lease is taken at the standby's next try, well before leas
   }
   CHECK(f.holder() != "a");
   REQUIRE(wait_for([&] { return b.leads.load(); }, 3s));
-  CHECK(std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - released) < 1200ms);
+  CHECK(since(released) < 1200ms);
   CHECK_FALSE(a.lost); // a release is not a loss
   caf::anon_send_exit(b.actor, caf::exit_reason::user_shutdown);
 }
@@ -141,7 +149,6 @@ TEST_CASE("a leader that cannot reach the API server stops leading after renewDe
   auto cut = steady::now();
   f.server.stop();
   REQUIRE(wait_for([&] { return a.lost.load(); }, 5s));
-  auto after = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - cut);
-  CHECK(after <= 1600ms); // the deadline, plus at most a retry period to notice
+  CHECK(since(cut) <= 1600ms); // the deadline, plus at most a retry period to notice
   CHECK_FALSE(a.leads);
 }
