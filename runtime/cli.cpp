@@ -52,6 +52,16 @@ flag bool_flag(bool& out) {
           }};
 }
 
+// A Go-style boolean flag: --name, --name=true or --name=false.
+flag switch_flag(const std::string& name, bool& out) {
+  return {false, [&out, name](const std::string& v) -> status {
+            if (v != "" && v != "true" && v != "false")
+              return error::bad_request("--" + name + ": \"" + v + "\" is not true or false");
+            out = v != "false";
+            return ok;
+          }};
+}
+
 status parse_flags(const std::string& sub, std::vector<std::string>::const_iterator begin,
                    std::vector<std::string>::const_iterator end, const std::map<std::string, flag>& flags) {
   for (auto it = begin; it != end; ++it) {
@@ -162,6 +172,10 @@ Usage:
       --leader-elect            one replica leads (Lease kozmo-system/kozmo-controller); the others wait
       --metrics-bind-address A  /metrics and /v1/inspect/... (default 127.0.0.1:8080; 0 = off)
       --health-probe-bind-address A   /healthz and /readyz (default :8081; 0 = off)
+      --metrics-secure          serve the metrics address over TLS, callers checked with the
+                                cluster's TokenReview and SubjectAccessReview (alias --secure-serving)
+      --tls-cert-file FILE      its certificate (PEM; default: a self-signed one made at start)
+      --tls-private-key-file FILE   the certificate's key (PEM)
       --log-level LEVEL
   kozmo crds [flags]        print Kozmo's CRDs (JSON; `kozmo crds | kubectl create -f -`)
       --kind KIND               only this kind (repeatable; e.g. PyTorchJob)
@@ -259,18 +273,22 @@ expected<command> parse_command_line(const std::vector<std::string>& args) {
         {"kubeconfig", string_flag(o.kubeconfig)},
         {"config", string_flag(o.config_file)},
         {"enable", enable_flag(o)},
-        {"leader-elect", {false, [&o](const std::string& v) -> status {
-                            if (v != "" && v != "true" && v != "false")
-                              return error::bad_request("--leader-elect: \"" + v + "\" is not true or false");
-                            o.leader_elect = v != "false";
-                            return ok;
-                          }}},
+        {"leader-elect", switch_flag("leader-elect", o.leader_elect)},
         {"metrics-bind-address", string_flag(o.metrics_bind_address)},
+        {"metrics-secure", switch_flag("metrics-secure", o.metrics_secure)},
+        {"secure-serving", switch_flag("secure-serving", o.metrics_secure)},
+        {"tls-cert-file", string_flag(o.tls_cert_file)},
+        {"tls-private-key-file", string_flag(o.tls_private_key_file)},
         {"health-probe-bind-address", string_flag(o.health_probe_bind_address)},
         {"log-level", string_flag(o.log_level)},
     };
     if (auto st = parse_flags(sub, rest, args.end(), flags); !st)
       return st.err();
+    if (o.tls_cert_file.empty() != o.tls_private_key_file.empty())
+      return error::bad_request("kozmo controller: --tls-cert-file and --tls-private-key-file go together");
+    if (!o.tls_cert_file.empty() && !o.metrics_secure)
+      return error::bad_request("kozmo controller: --tls-cert-file needs --metrics-secure (the metrics address "
+                                "serves plain HTTP without it)");
     return cmd;
   }
   if (sub == "crds") {

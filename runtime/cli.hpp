@@ -62,6 +62,9 @@ struct controller_options {
   bool leader_elect = false;
   std::string metrics_bind_address = "127.0.0.1:8080";
   std::string health_probe_bind_address = ":8081";
+  bool metrics_secure = false;     // TLS + TokenReview/SubjectAccessReview on the metrics address
+  std::string tls_cert_file;       // "" = self-signed at start
+  std::string tls_private_key_file;
   std::string log_level = "info";
 };
 

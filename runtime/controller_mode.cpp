@@ -42,6 +42,9 @@ int run_controller(const controller_options& opts) {
   eo.task_platform = std::move(config->tasks);
   eo.metrics_address = opts.metrics_bind_address == "0" ? "" : opts.metrics_bind_address;
   eo.probe_address = opts.health_probe_bind_address == "0" ? "" : opts.health_probe_bind_address;
+  eo.metrics_secure = opts.metrics_secure;
+  eo.tls_cert_file = opts.tls_cert_file;
+  eo.tls_key_file = opts.tls_private_key_file;
   auto& le = eo.leader_election;
   le.enabled = opts.leader_elect;
   le.timing = config->leader_election.timing;
@@ -58,8 +61,9 @@ int run_controller(const controller_options& opts) {
   }
   std::string parts = std::string(opts.scheduler ? " scheduler" : "") + (opts.training ? " training" : "") +
                       (opts.tasks ? " tasks" : "");
-  spdlog::info("controller: API server {}; parts:{}; metrics on port {}, probes on port {}{}", e.url(), parts,
-               e.metrics_port(), e.probe_port(),
+  spdlog::info("controller: API server {}; parts:{}; metrics on port {}{}, probes on port {}{}", e.url(), parts,
+               e.metrics_port(), opts.metrics_secure ? " (TLS, TokenReview + SubjectAccessReview)" : "",
+               e.probe_port(),
                opts.leader_elect ? "; leader election on " + le.lease_namespace + "/" + le.lease_name : "");
   std::cout << "kozmo controller: running (" << (opts.leader_elect ? "leader election" : "no leader election")
             << ")\n"

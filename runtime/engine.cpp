@@ -6,7 +6,9 @@
 #include "actors/cellgroup/cellgroup_actor.hpp"
 #include "actors/controller/event_recorder_actor.hpp"
 #include "actors/controller/leader_elector_actor.hpp"
+#include "actors/extender/delegated_auth.hpp"
 #include "actors/extender/extender_server.hpp"
+#include "actors/extender/self_signed.hpp"
 #include "actors/extender/http_api.hpp"
 #include "actors/scheduler/scheduler_actor.hpp"
 #include "runtime/crds.hpp"
@@ -27,6 +29,7 @@
 #include <caf/all.hpp>
 #include <cstdlib>
 #include <future>
+#include <unistd.h>
 #include <mutex>
 #include <shared_mutex>
 #include <spdlog/spdlog.h>
@@ -95,6 +98,35 @@ expected<std::string> scheduler_config_text(const std::string& text_or_path) {
   return text;
 }
 
+// The metrics address's certificate: the files given, else a self-signed one for this host,
+// loopback and the metrics Service of deploy/.
+expected<extender::tls_options> serving_identity(const engine_options& o) {
+  extender::tls_options t;
+  if (!o.tls_cert_file.empty()) {
+    auto cert = runtime::read_file(o.tls_cert_file);
+    if (!cert)
+      return error::bad_request("--tls-cert-file: " + cert.err().message);
+    auto key = runtime::read_file(o.tls_key_file);
+    if (!key)
+      return error::bad_request("--tls-private-key-file: " + key.err().message);
+    t.cert_pem = std::move(*cert);
+    t.key_pem = std::move(*key);
+    return t;
+  }
+  char host[256] = {};
+  std::vector<std::string> names{"localhost", "kozmo-controller-metrics.kozmo-system.svc",
+                                 "kozmo-controller-metrics.kozmo-system.svc.cluster.local"};
+  if (gethostname(host, sizeof host - 1) == 0 && *host)
+    names.insert(names.begin(), host);
+  auto id = extender::self_signed_identity("kozmo-controller", names, {"127.0.0.1", "::1"});
+  if (!id)
+    return id.err();
+  spdlog::info("http: serving metrics with a self-signed certificate (for {})", names.front());
+  t.cert_pem = std::move(id->cert_pem);
+  t.key_pem = std::move(id->key_pem);
+  return t;
+}
+
 // Kozmo's CRDs embedded in the binary, applied to the embedded server (create or update), one
 // YAML document at a time.
 status install_crds(apiserver::server& srv) {
@@ -123,6 +155,7 @@ struct engine::impl {
   std::vector<caf::actor> actors;
   caf::actor scheduler;
   caf::actor pods_watch;
+  caf::actor nodes_watch;
   caf::actor recorder; // every actor's Events go through it
   caf::actor elector;  // with leader election
   std::shared_ptr<local_backend> http;
@@ -173,7 +206,7 @@ struct engine::impl {
   // whose own port carries them).
   status serve_http() {
     auto serve = [&](const std::string& address, std::vector<extender::route_kind> routes,
-                     std::unique_ptr<extender::extender_server>& out, const char* what) -> status {
+                     std::unique_ptr<extender::extender_server>& out, const char* what, bool secure) -> status {
       if (address.empty())
         return ok;
       auto listen = extender::parse_listen(address);
@@ -184,15 +217,24 @@ struct engine::impl {
       so.port = listen->second;
       so.routes = std::move(routes);
       so.backend_timeout = std::chrono::seconds(10);
+      if (secure) {
+        auto tls = serving_identity(opts);
+        if (!tls)
+          return tls.err();
+        so.tls = std::move(*tls);
+        so.authorize = extender::delegated_access(cli);
+      }
       out = std::make_unique<extender::extender_server>(http, so);
       if (auto port = out->start(); !port)
         return error::bad_request(std::string(what) + " " + address + ": " + port.err().message);
       return ok;
     };
     using rk = extender::route_kind;
-    if (auto st = serve(opts.metrics_address, {rk::metrics, rk::inspect}, metrics_server, "metrics address"); !st)
+    if (auto st = serve(opts.metrics_address, {rk::metrics, rk::inspect}, metrics_server, "metrics address",
+                       opts.metrics_secure); !st)
       return st;
-    if (auto st = serve(opts.probe_address, {rk::healthz, rk::readyz}, probe_server, "health probe address"); !st)
+    if (auto st = serve(opts.probe_address, {rk::healthz, rk::readyz}, probe_server, "health probe address", false);
+        !st)
       return st;
     http->set_readiness([this]() -> std::string {
       std::lock_guard lock(lead_mu);
@@ -224,37 +266,46 @@ struct engine::impl {
     leading = true;
   }
 
+  bool run_scheduler() const { return !opts.scheduler_config.empty() || opts.scheduler_from_nodes; }
+  bool need_nodes_watch() const { return opts.binder || opts.demo || run_scheduler(); }
+
+  // The shared pods and nodes watches (read-only). With leader election they start at once, so
+  // that a standby's caches are warm when it takes over: no LIST of every pod then.
+  void start_watches() {
+    if (!pods_watch) {
+      watch::watch_config pods;
+      pods.resource = {"", "v1", "pods", "", "", ""};
+      pods_watch = watch::spawn_watch<k8s::pod>(*sys, cli, pods);
+      actors.push_back(pods_watch);
+    }
+    if (need_nodes_watch() && !nodes_watch) {
+      watch::watch_config nodes;
+      nodes.resource = {"", "v1", "nodes", "", "", ""};
+      nodes_watch = watch::spawn_watch<k8s::node>(*sys, cli, nodes);
+      actors.push_back(nodes_watch);
+    }
+  }
+
   status spawn_actors() {
-    bool run_scheduler = !opts.scheduler_config.empty() || opts.scheduler_from_nodes;
-    bool need_nodes_watch = opts.binder || opts.demo || run_scheduler;
-    if (opts.nodes.nodes.empty() && !need_nodes_watch && !opts.training && !opts.tasks && !opts.volume_binder &&
+    if (opts.nodes.nodes.empty() && !need_nodes_watch() && !opts.training && !opts.tasks && !opts.volume_binder &&
         !opts.quota)
       return ok;
     if ((opts.training || opts.tasks) && server) {
       if (auto st = install_crds(*server); !st)
         return st;
     }
-    recorder = controller::spawn_event_recorder(*sys, cli);
-    actors.push_back(recorder);
-    watch::watch_config pods;
-    pods.resource = {"", "v1", "pods", "", "", ""};
-    auto pods_watch = watch::spawn_watch<k8s::pod>(*sys, cli, pods);
-    actors.push_back(pods_watch);
-    this->pods_watch = pods_watch;
-    caf::actor nodes_watch;
-    if (need_nodes_watch) {
-      watch::watch_config nodes;
-      nodes.resource = {"", "v1", "nodes", "", "", ""};
-      nodes_watch = watch::spawn_watch<k8s::node>(*sys, cli, nodes);
-      actors.push_back(nodes_watch);
+    if (!recorder) { // with leader election the elector's recorder is already there
+      recorder = controller::spawn_event_recorder(*sys, cli);
+      actors.push_back(recorder);
     }
+    start_watches();
     if (opts.binder)
       actors.push_back(binder::spawn_binder(*sys, cli, pods_watch, nodes_watch, recorder));
     if (opts.volume_binder)
       actors.push_back(volumes::spawn_volume_binder(*sys, cli, recorder));
     if (opts.quota)
       actors.push_back(quota::spawn_quota_controller(*sys, cli, pods_watch));
-    if (run_scheduler) {
+    if (run_scheduler()) {
       if (auto st = spawn_scheduler(pods_watch, nodes_watch); !st)
         return st;
     }
@@ -373,6 +424,11 @@ status engine::start() {
   ec.lease_name = le.lease_name;
   ec.identity = le.identity;
   ec.timing = le.timing;
+  std::lock_guard lock(d.lead_mu);
+  d.recorder = controller::spawn_event_recorder(*d.sys, d.cli); // "... became leader" on the Lease
+  d.actors.push_back(d.recorder);
+  d.start_watches(); // a warm standby
+  ec.recorder = d.recorder;
   auto* impl = impl_.get();
   ec.started_leading = [impl] { impl->on_leading(); };
   ec.stopped_leading = [lost = le.lost] {
@@ -382,7 +438,6 @@ status engine::start() {
     spdlog::shutdown();
     std::_Exit(1);
   };
-  std::lock_guard lock(d.lead_mu);
   d.elector = controller::spawn_leader_elector(*d.sys, d.cli, std::move(ec));
   d.actors.push_back(d.elector);
   return ok;
@@ -408,6 +463,7 @@ void engine::stop() {
   d.scheduler = nullptr;
   d.recorder = nullptr;
   d.pods_watch = nullptr;
+  d.nodes_watch = nullptr;
   for (auto& a : d.actors)
     caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   d.actors.clear();

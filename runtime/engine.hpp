@@ -85,6 +85,13 @@ struct engine_options {
   // election, while this replica stands by.
   std::string metrics_address;
   std::string probe_address;
+  // The metrics address over TLS (the PEM files given, else a self-signed certificate made at
+  // start), every caller's bearer token reviewed by the cluster (TokenReview) and its right to
+  // the URL checked (SubjectAccessReview): 401 without a token the cluster accepts, 403 without
+  // the right (actors/extender/delegated_auth.hpp).
+  bool metrics_secure = false;
+  std::string tls_cert_file;
+  std::string tls_key_file;
 };
 
 class engine {

@@ -1,6 +1,8 @@
 #include "actors/controller/leader_elector_actor.hpp"
 
+#include "actors/controller/event_recorder_actor.hpp"
 #include "k8s/client/client.hpp"
+#include "k8s/metrics/registry.hpp"
 #include "messages/atoms.hpp"
 #include "messages/local_message.hpp"
 
@@ -13,6 +15,12 @@ namespace kozmo::controller {
 namespace {
 
 using steady = std::chrono::steady_clock;
+
+metrics::gauge& leading_gauge() {
+  static metrics::gauge g = metrics::add_gauge(
+      "kozmo_leader_election_leading", "1 while this replica holds the leader-election Lease, 0 while it stands by");
+  return g;
+}
 
 // A try's answer: the Lease read (or the write's outcome) back on the elector's thread.
 struct lease_read {
@@ -61,6 +69,22 @@ std::string resource_version_of(const json::value& lease) {
   return md ? md->get_string("resourceVersion") : std::string();
 }
 
+// client-go's Event when a candidate takes the Lease: about the Lease, "<identity> became leader".
+void record_became_leader(const elector_state& st, const json::value* lease) {
+  event_note note;
+  note.about.kind = "Lease";
+  note.about.api_version = "coordination.k8s.io/v1";
+  note.about.namespace_ = st.cfg.lease_namespace;
+  note.about.name = st.cfg.lease_name;
+  if (const json::value* md = lease ? lease->find("metadata") : nullptr)
+    note.about.uid = md->get_string("uid");
+  note.source.component = "kozmo-controller";
+  note.type = "Normal";
+  note.reason = "LeaderElection";
+  note.message = st.core->identity() + " became leader";
+  record(st.cfg.recorder, std::move(note));
+}
+
 json::value lease_body(const elector_config& c, const lease_record& r, const std::string& rv) {
   json::value body;
   body["apiVersion"] = "coordination.k8s.io/v1";
@@ -78,6 +102,7 @@ void lose(elector_actor* self, const std::string& why) {
   if (st.over)
     return;
   st.over = true;
+  leading_gauge().set(0);
   spdlog::error("leader election: {} lost the lease {}/{}: {}", st.core->identity(), st.cfg.lease_namespace,
                 st.cfg.lease_name, why);
   if (st.leader && st.cfg.stopped_leading)
@@ -119,6 +144,7 @@ caf::behavior elector(elector_actor* self, std::shared_ptr<client::client> cli, 
     cfg.identity = default_identity();
   st.core = std::make_unique<election_core>(cfg.identity, cfg.timing);
   st.cfg = std::move(cfg);
+  leading_gauge().set(0);
   spdlog::info("leader election: {} is a candidate for the lease {}/{}", st.core->identity(),
                st.cfg.lease_namespace, st.cfg.lease_name);
   self->send(self, atoms::renew_atom::value);
@@ -158,6 +184,7 @@ caf::behavior elector(elector_actor* self, std::shared_ptr<client::client> cli, 
         auto& st = self->state;
         st.in_flight = false;
         if (lw.release) {
+          leading_gauge().set(0);
           if (!lw.succeeded)
             spdlog::warn("leader election: could not release the lease: {}", lw.message);
           st.release_reply.deliver(caf::unit);
@@ -176,6 +203,8 @@ caf::behavior elector(elector_actor* self, std::shared_ptr<client::client> cli, 
           st.leader = true;
           spdlog::info("leader election: {} now leads (lease {}/{})", st.core->identity(), st.cfg.lease_namespace,
                        st.cfg.lease_name);
+          leading_gauge().set(1);
+          record_became_leader(st, lw.lease.get());
           if (st.cfg.started_leading)
             st.cfg.started_leading();
         }

@@ -5,6 +5,10 @@
 //   elector ──started_leading() once it holds the Lease──▶ the host (starts its controllers)
 //   elector ──stopped_leading() when no renewal succeeded for renewDeadline──▶ the host,
 //            which must stop writing at once; the elector then quits
+//   elector ──"<identity> became leader" (Normal, LeaderElection) about the Lease──▶ recorder
+//
+// Who leads is told as client-go tells it: an Event on the Lease when a candidate takes it, and
+// the gauge kozmo_leader_election_leading (1 on the replica that leads, 0 on a standby).
 //
 // Every retryPeriod (jittered by up to 1.2 x while waiting, as client-go's acquire loop) it
 // tries once; a try still out when the next tick comes is not doubled, but the deadline is
@@ -16,6 +20,7 @@
 #include "actors/controller/clock.hpp"
 #include "actors/controller/leader_election.hpp"
 
+#include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 
 #include <functional>
@@ -36,6 +41,7 @@ struct elector_config {
   std::function<void()> started_leading; // called once, on the elector's thread
   std::function<void()> stopped_leading; // called once, on the elector's thread
   std::shared_ptr<const clock> time = real_clock(); // the wall time written in the Lease
+  caf::actor recorder;                   // the event recorder; null: no Events
 };
 
 caf::actor spawn_leader_elector(caf::actor_system& sys, std::shared_ptr<client::client> cli, elector_config cfg);

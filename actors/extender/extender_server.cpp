@@ -6,9 +6,13 @@
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+
+#include <openssl/ssl.h>
 
 #include <spdlog/spdlog.h>
 
@@ -25,6 +29,7 @@ namespace kozmo::extender {
 namespace net = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
+namespace ssl = net::ssl;
 using tcp = net::ip::tcp;
 
 namespace {
@@ -40,26 +45,47 @@ struct gate {
   std::function<void(std::uint64_t, http_answer)> deliver; // runs on the io thread
 };
 
-class session : public std::enable_shared_from_this<session> {
+// One connection: plain HTTP or TLS (session<Stream>); the server holds it through this base
+// while the backend works.
+class session_base : public std::enable_shared_from_this<session_base> {
 public:
-  session(tcp::socket socket, server_state& owner);
-  void start() { read(); }
-  void respond(http_answer a);
-  net::steady_timer& wait_timer() { return wait_timer_; }
+  virtual ~session_base() = default;
+  virtual void start() = 0;
+  virtual void respond(http_answer a) = 0;
+  virtual net::steady_timer& wait_timer() = 0;
+};
+
+template <class Stream>
+class session final : public session_base {
+public:
+  template <class... Args>
+  session(server_state& owner, tcp::socket socket, Args&... args);
+  void start() override;
+  void respond(http_answer a) override;
+  net::steady_timer& wait_timer() override { return wait_timer_; }
 
 private:
+  static constexpr bool tls = !std::is_same_v<Stream, beast::tcp_stream>;
+  beast::tcp_stream& tcp() {
+    if constexpr (tls)
+      return stream_.next_layer();
+    else
+      return stream_;
+  }
+  std::shared_ptr<session> me() { return std::static_pointer_cast<session>(shared_from_this()); }
   void read();
   void on_read(beast::error_code ec);
   void on_write(beast::error_code ec, bool close);
   void close();
 
-  beast::tcp_stream stream_;
+  Stream stream_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> response_;
   net::steady_timer wait_timer_;
   server_state& owner_;
   bool keep_alive_ = true;
+  bool client_certificate_ = false; // a verified client certificate (mutual TLS)
   unsigned version_ = 11;
 };
 
@@ -71,7 +97,8 @@ struct server_state {
   tcp::acceptor acceptor{ioc};
   // Sessions waiting for the backend, by request id (io thread only). Declared after ioc so
   // that they are destroyed before it.
-  std::map<std::uint64_t, std::shared_ptr<session>> waiting;
+  std::map<std::uint64_t, std::shared_ptr<session_base>> waiting;
+  std::optional<ssl::context> tls; // with server_options::tls
   std::uint64_t next_id = 1;
   std::shared_ptr<gate> answers = std::make_shared<gate>();
   std::thread thread;
@@ -81,7 +108,12 @@ struct server_state {
   void accept() {
     acceptor.async_accept(ioc, [this](beast::error_code ec, tcp::socket socket) {
       if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
-      if (!ec) std::make_shared<session>(std::move(socket), *this)->start();
+      if (!ec) {
+        if (tls)
+          std::make_shared<session<ssl::stream<beast::tcp_stream>>>(*this, std::move(socket), *tls)->start();
+        else
+          std::make_shared<session<beast::tcp_stream>>(*this, std::move(socket))->start();
+      }
       accept();
     });
   }
@@ -104,8 +136,36 @@ struct server_state {
     };
   }
 
-  void dispatch(const std::shared_ptr<session>& s, std::string_view method, std::string_view target,
-                const std::string& body) {
+  // Checks the caller (server_options::authorize) before the request is served.
+  void dispatch(const std::shared_ptr<session_base>& s, std::string_view method, std::string_view target,
+                std::string authorization, bool client_certificate, std::string body) {
+    // A path this server does not serve is answered (404, 405) without asking who calls.
+    auto kind = route_of(method, target).kind;
+    bool known = kind != route_kind::not_found && kind != route_kind::method_not_allowed &&
+                 (opts.routes.empty() || std::find(opts.routes.begin(), opts.routes.end(), kind) != opts.routes.end());
+    if (!opts.authorize || !known)
+      return serve(s, method, target, body);
+    auto id = next_id++;
+    waiting.emplace(id, s);
+    access_request req{std::string(method), std::string(target), std::move(authorization), client_certificate};
+    auto answer = [g = answers, id, m = req.method, t = req.target, b = std::move(body), this](access_verdict v) mutable {
+      std::lock_guard<std::mutex> lock(g->m);
+      if (!g->open) return;
+      net::post(*g->ioc, [this, id, v = std::move(v), m = std::move(m), t = std::move(t), b = std::move(b)]() {
+        auto it = waiting.find(id);
+        if (it == waiting.end()) return;
+        auto sess = std::move(it->second);
+        waiting.erase(it);
+        if (v.status != 0)
+          return sess->respond({v.status, encode_error(static_cast<int>(v.status), v.message)});
+        serve(sess, m, t, b);
+      });
+    };
+    opts.authorize(std::move(req), std::move(answer));
+  }
+
+  void serve(const std::shared_ptr<session_base>& s, std::string_view method, std::string_view target,
+             const std::string& body) {
     auto id = next_id++;
     waiting.emplace(id, s);
     s->wait_timer().expires_after(opts.backend_timeout);
@@ -122,20 +182,42 @@ struct server_state {
   }
 };
 
-session::session(tcp::socket socket, server_state& owner)
-    : stream_(std::move(socket)), wait_timer_(stream_.get_executor()), owner_(owner) {}
+template <class Stream>
+template <class... Args>
+session<Stream>::session(server_state& owner, tcp::socket socket, Args&... args)
+    : stream_(std::move(socket), args...), wait_timer_(stream_.get_executor()), owner_(owner) {}
 
-void session::read() {
-  parser_.emplace();
-  parser_->body_limit(owner_.opts.body_limit);
-  stream_.expires_after(owner_.opts.idle_timeout);
-  http::async_read(stream_, buffer_, *parser_,
-                   [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
+template <class Stream>
+void session<Stream>::start() {
+  if constexpr (tls) {
+    tcp().expires_after(std::chrono::seconds(30));
+    stream_.async_handshake(ssl::stream_base::server, [self = me()](beast::error_code ec) {
+      if (ec) {
+        spdlog::debug("http: TLS handshake failed: {}", ec.message());
+        return self->close();
+      }
+      X509* peer = SSL_get1_peer_certificate(self->stream_.native_handle());
+      self->client_certificate_ = peer && SSL_get_verify_result(self->stream_.native_handle()) == X509_V_OK;
+      if (peer) X509_free(peer);
+      self->read();
+    });
+  } else {
+    read();
+  }
 }
 
-void session::on_read(beast::error_code ec) {
+template <class Stream>
+void session<Stream>::read() {
+  parser_.emplace();
+  parser_->body_limit(owner_.opts.body_limit);
+  tcp().expires_after(owner_.opts.idle_timeout);
+  http::async_read(stream_, buffer_, *parser_, [self = me()](beast::error_code ec, std::size_t) { self->on_read(ec); });
+}
+
+template <class Stream>
+void session<Stream>::on_read(beast::error_code ec) {
   if (ec == http::error::end_of_stream || ec == beast::error::timeout || ec == net::error::operation_aborted ||
-      ec == net::error::connection_reset || ec == net::error::eof)
+      ec == net::error::connection_reset || ec == net::error::eof || ec == ssl::error::stream_truncated)
     return close();
   if (ec) {
     keep_alive_ = false;
@@ -145,35 +227,66 @@ void session::on_read(beast::error_code ec) {
   auto req = parser_->release();
   keep_alive_ = req.keep_alive();
   version_ = req.version();
+  auto auth = req[http::field::authorization];
   owner_.dispatch(shared_from_this(), std::string_view(req.method_string().data(), req.method_string().size()),
-                  std::string_view(req.target().data(), req.target().size()), req.body());
+                  std::string_view(req.target().data(), req.target().size()), std::string(auth.data(), auth.size()),
+                  client_certificate_, std::move(req.body()));
 }
 
-void session::respond(http_answer a) {
+template <class Stream>
+void session<Stream>::respond(http_answer a) {
   response_ = {};
   response_.version(version_);
   response_.result(a.status);
   response_.set(http::field::server, "kozmo-extender");
   response_.set(http::field::content_type, a.content_type);
+  if (a.status == 401)
+    response_.set(http::field::www_authenticate, "Bearer");
   response_.keep_alive(keep_alive_);
   response_.body() = std::move(a.body);
   response_.prepare_payload();
-  stream_.expires_after(std::chrono::seconds(30));
+  tcp().expires_after(std::chrono::seconds(30));
   bool close_after = !keep_alive_;
-  http::async_write(stream_, response_, [self = shared_from_this(), close_after](beast::error_code ec, std::size_t) {
+  http::async_write(stream_, response_, [self = me(), close_after](beast::error_code ec, std::size_t) {
     self->on_write(ec, close_after);
   });
 }
 
-void session::on_write(beast::error_code ec, bool close_after) {
+template <class Stream>
+void session<Stream>::on_write(beast::error_code ec, bool close_after) {
   if (ec || close_after) return close();
   read();
 }
 
-void session::close() {
+template <class Stream>
+void session<Stream>::close() {
   beast::error_code ec;
-  stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
-  stream_.socket().close(ec);
+  tcp().socket().shutdown(tcp::socket::shutdown_send, ec);
+  tcp().socket().close(ec);
+}
+
+// The server's TLS context from PEM text: TLS 1.2 or newer, and with a client CA, client
+// certificates asked for (not required: a caller without one may still bring a token).
+expected<ssl::context> make_server_tls(const tls_options& t) {
+  ssl::context ctx(ssl::context::tls_server);
+  SSL_CTX_set_min_proto_version(ctx.native_handle(), TLS1_2_VERSION);
+  ctx.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
+                  ssl::context::single_dh_use);
+  beast::error_code ec;
+  ctx.use_certificate_chain(net::buffer(t.cert_pem), ec);
+  if (ec) return error{"TLS: cannot use the serving certificate: " + ec.message()};
+  ctx.use_private_key(net::buffer(t.key_pem), ssl::context::pem, ec);
+  if (ec) return error{"TLS: cannot use the serving key: " + ec.message()};
+  if (!SSL_CTX_check_private_key(ctx.native_handle()))
+    return error{"TLS: the serving key does not match the certificate"};
+  if (!t.client_ca_pem.empty()) {
+    ctx.add_certificate_authority(net::buffer(t.client_ca_pem), ec);
+    if (ec) return error{"TLS: cannot use the client CA: " + ec.message()};
+    // Ask, verify what is sent, but let callers without a certificate through to the token check.
+    ctx.set_verify_mode(ssl::verify_peer);
+    ctx.set_verify_callback([](bool, ssl::verify_context&) { return true; });
+  }
+  return ctx;
 }
 
 } // namespace
@@ -193,6 +306,11 @@ extender_server::~extender_server() { stop(); }
 expected<unsigned short> extender_server::start() {
   auto& d = *impl_;
   if (d.started) return d.bound_port.load();
+  if (d.opts.tls) {
+    auto ctx = make_server_tls(*d.opts.tls);
+    if (!ctx) return ctx.err();
+    d.tls.emplace(std::move(*ctx));
+  }
   beast::error_code ec;
   auto address = net::ip::make_address(d.opts.address, ec);
   if (ec) return error{"extender: bad listen address '" + d.opts.address + "': " + ec.message()};

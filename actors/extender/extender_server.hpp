@@ -14,13 +14,39 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 namespace kozmo::extender {
+
+// TLS on the server's port (PEM text). With a client CA the server asks every caller for a
+// certificate and accepts those signed by it (mutual TLS, as kube-scheduler's extender
+// tlsConfig presents one); callers without a certificate are still served, subject to `authorize`.
+struct tls_options {
+  std::string cert_pem;      // the server's certificate (chain)
+  std::string key_pem;       // its private key
+  std::string client_ca_pem; // "" = no client certificates asked for
+};
+
+// One request as the access check sees it.
+struct access_request {
+  std::string method;
+  std::string target;
+  std::string authorization;       // the Authorization header ("" if none)
+  bool client_certificate = false; // a client certificate signed by tls_options::client_ca_pem
+};
+// status 0: let it through; else the status (401, 403, 503) and why.
+struct access_verdict {
+  unsigned status = 0;
+  std::string message;
+};
+// Called once per request before it is served; answers exactly once, on any thread.
+using access_check = std::function<void(access_request, std::function<void(access_verdict)>)>;
 
 struct server_options {
   std::string address = "127.0.0.1"; // "0.0.0.0" for every interface
@@ -32,6 +58,10 @@ struct server_options {
   std::chrono::milliseconds idle_timeout{600000};
   // The routes this server answers (http_api.hpp); others get 404. Empty: every route.
   std::vector<route_kind> routes;
+  // Serve TLS instead of plain HTTP.
+  std::optional<tls_options> tls;
+  // Who may call (delegated_auth.hpp: TokenReview + SubjectAccessReview). Null: anyone.
+  access_check authorize;
 };
 
 class extender_server {

@@ -80,6 +80,13 @@ expect "exactly one replica leads" "^1$" sh -c "grep -l 'now leads' $WORK/kozmo-
 LEADER=$(leader_log | sed 's/.*kozmo-\(.\)\.log/\1/')
 STANDBY=$([ "$LEADER" = a ] && echo b || echo a)
 expect "the leader's log names the Lease's holder" "$(holder)" grep "now leads" "$WORK/kozmo-$LEADER.log"
+within 10 "an Event on the Lease says who became leader" "$(holder) became leader" \
+  k -n kozmo-system get events --field-selector involvedObject.kind=Lease -o 'jsonpath={.items[*].message}'
+LEADER_METRICS=$([ "$LEADER" = a ] && echo $BASE || echo $((BASE + 2)))
+STANDBY_METRICS=$([ "$LEADER" = a ] && echo $((BASE + 2)) || echo $BASE)
+expect "the leader's kozmo_leader_election_leading is 1" "^kozmo_leader_election_leading 1" \
+  curl -sf "http://127.0.0.1:$LEADER_METRICS/metrics"
+expect "the standby's is 0" "^kozmo_leader_election_leading 0" curl -sf "http://127.0.0.1:$STANDBY_METRICS/metrics"
 expect "the leader derived the scheduler's configuration from the GPU nodes" "derived from 2 GPU node" \
   cat "$WORK/kozmo-$LEADER.log"
 

@@ -133,3 +133,26 @@ TEST_CASE("kozmo controller takes kubebuilder's flag names, runs every part by d
   CHECK(bad.err().message == "--enable: unknown part \"gpus\" (known: scheduler, training, tasks)");
   CHECK_FALSE(parse_command_line({"controller", "--leader-elect=maybe"}).has_value());
 }
+
+TEST_CASE("kozmo controller secures its metrics address with --metrics-secure (or --secure-serving)") {
+  auto plain = parse_command_line({"controller"});
+  REQUIRE(plain);
+  CHECK_FALSE(plain->controller.metrics_secure);
+  CHECK(plain->controller.metrics_bind_address == "127.0.0.1:8080");
+  auto secure = parse_command_line({"controller", "--metrics-secure", "--metrics-bind-address=:8443",
+                                    "--tls-cert-file", "/c.pem", "--tls-private-key-file", "/k.pem"});
+  REQUIRE(secure);
+  CHECK(secure->controller.metrics_secure);
+  CHECK(secure->controller.tls_cert_file == "/c.pem");
+  CHECK(secure->controller.tls_private_key_file == "/k.pem");
+  auto alias = parse_command_line({"controller", "--secure-serving=true"});
+  REQUIRE(alias);
+  CHECK(alias->controller.metrics_secure);
+  CHECK_FALSE(parse_command_line({"controller", "--secure-serving=false"})->controller.metrics_secure);
+  auto half = parse_command_line({"controller", "--metrics-secure", "--tls-cert-file", "/c.pem"});
+  REQUIRE_FALSE(half);
+  CHECK(half.err().message.find("go together") != std::string::npos);
+  auto insecure = parse_command_line({"controller", "--tls-cert-file", "/c.pem", "--tls-private-key-file", "/k.pem"});
+  REQUIRE_FALSE(insecure);
+  CHECK(insecure.err().message.find("needs --metrics-secure") != std::string::npos);
+}
