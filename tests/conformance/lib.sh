@@ -14,12 +14,16 @@
 #   conformance_start_kube_scheduler REPO     (extender runs) kube-scheduler pointed at EXT_PORT
 # and uses ok/bad/log/finish, k (kubectl on KC), expect, expect_fail, within.
 # Env: KOZMO_CONFORMANCE_KEEP=1  keep the run directory (logs, PKI) for a look afterwards
+#      KOZMO_CONFORMANCE_STOP_AT_FAIL=1  end the run at its first failed check
 #      KOZMO_K8S_CACHE            the binaries' directory (default ~/.cache/kozmo/k8s-v1.20.2)
 
 PASS=0 FAIL=0
 CONFORMANCE_TAG=conformance
 ok() { PASS=$((PASS + 1)); echo "ok   - $1"; }
-bad() { FAIL=$((FAIL + 1)); echo "FAIL - $1"; shift; printf '       %s\n' "$@"; }
+bad() {
+  FAIL=$((FAIL + 1)); echo "FAIL - $1"; shift; printf '       %s\n' "$@"
+  if [ "${KOZMO_CONFORMANCE_STOP_AT_FAIL:-0}" = 1 ]; then finish; fi
+}
 log() { printf '[%s %s] %s\n' "$CONFORMANCE_TAG" "$(date +%H:%M:%S)" "$*"; }
 finish() { echo "$PASS passed, $FAIL failed"; ((FAIL == 0)); exit $?; }
 
