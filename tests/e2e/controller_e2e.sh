@@ -21,27 +21,8 @@ cleanup_all() {
 trap cleanup_all EXIT
 
 # The API server and the simulated nodes.
-"$KOZMO" apiserver --port 0 >"$WORK/kozmo-apiserver.log" 2>&1 &
-PIDS+=($!)
-URL=""
-for _ in $(seq 1 100); do
-  URL=$(sed -n 's/^kozmo apiserver: serving at //p' "$WORK/kozmo-apiserver.log")
-  [ -n "$URL" ] && break
-  sleep 0.1
-done
-cat >"$WORK/kubeconfig" <<EOF
-apiVersion: v1
-kind: Config
-clusters: [{name: e2e, cluster: {server: "$URL"}}]
-contexts: [{name: e2e, context: {cluster: e2e, user: e2e, namespace: default}}]
-current-context: e2e
-users: [{name: e2e, user: {}}]
-EOF
-export KUBECONFIG=$WORK/kubeconfig
-"$KOZMO" kubelet --nodes 2 --gpus-per-node 8 >"$WORK/kozmo-kubelet.log" 2>&1 &
-PIDS+=($!)
+e2e_start_apiserver_and_nodes 2 8
 k create namespace kozmo-system >/dev/null
-within 20 "two simulated GPU nodes register" "^2$" sh -c "kubectl get nodes --no-headers 2>/dev/null | grep -c Ready"
 
 # A configuration that cannot work is refused, naming the field, and nothing is written.
 printf 'leaderElection:\n  leaseDuration: 4s\n  renewDeadline: 5s\n' >"$WORK/bad.yaml"

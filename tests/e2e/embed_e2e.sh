@@ -44,26 +44,7 @@ export LD_LIBRARY_PATH=$LIBDIR
 expect "the hosts load the installed libkozmo" "$LIBDIR/libkozmo.so" ldd "$WORK/host/scheduler_only"
 
 # The cluster they run against: kozmo apiserver, two simulated 8-GPU nodes, Kozmo's CRDs.
-"$KOZMO" apiserver --port 0 >"$WORK/apiserver.out" 2>&1 &
-PIDS+=($!)
-URL=""
-for _ in $(seq 1 100); do
-  URL=$(sed -n 's/^kozmo apiserver: serving at //p' "$WORK/apiserver.out")
-  [ -n "$URL" ] && break
-  sleep 0.1
-done
-cat >"$WORK/kubeconfig" <<EOF
-apiVersion: v1
-kind: Config
-clusters: [{name: e2e, cluster: {server: "$URL"}}]
-contexts: [{name: e2e, context: {cluster: e2e, user: e2e, namespace: default}}]
-current-context: e2e
-users: [{name: e2e, user: {}}]
-EOF
-export KUBECONFIG=$WORK/kubeconfig
-"$KOZMO" kubelet --nodes 2 --gpus-per-node 8 >"$WORK/kubelet.out" 2>&1 &
-PIDS+=($!)
-within 20 "two simulated GPU nodes register" "^2$" sh -c "kubectl get nodes --no-headers 2>/dev/null | grep -c Ready"
+e2e_start_apiserver_and_nodes 2 8
 expect "Kozmo's CRDs are installed" 'pytorchjobs.kubeflow.org created' sh -c "'$KOZMO' crds | kubectl create --validate=false -f - 2>&1"
 
 "$WORK/host/scheduler_only" "$KUBECONFIG" >"$WORK/scheduler_only.out" 2>&1 &

@@ -48,6 +48,34 @@ e2e_start_local() {
   export KUBECONFIG=$kubeconfig
 }
 
+# e2e_start_apiserver_and_nodes NODES GPUS: `kozmo apiserver` on a free port and `kozmo kubelet`
+# with NODES simulated nodes of GPUS GPUs against it (logs WORK/kozmo-apiserver.log and
+# WORK/kozmo-kubelet.log); their pids are appended to PIDS, WORK/kubeconfig is written and
+# exported as KUBECONFIG, and it returns once the nodes are Ready (a failed check otherwise).
+e2e_start_apiserver_and_nodes() {
+  local nodes=${1:?NODES} gpus=${2:?GPUS} url="" _
+  "$KOZMO" apiserver --port 0 >"$WORK/kozmo-apiserver.log" 2>&1 &
+  PIDS+=($!)
+  for _ in $(seq 1 100); do
+    url=$(sed -n 's/^kozmo apiserver: serving at //p' "$WORK/kozmo-apiserver.log")
+    [ -n "$url" ] && break
+    sleep 0.1
+  done
+  cat >"$WORK/kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+clusters: [{name: e2e, cluster: {server: "$url"}}]
+contexts: [{name: e2e, context: {cluster: e2e, user: e2e, namespace: default}}]
+current-context: e2e
+users: [{name: e2e, user: {}}]
+EOF
+  export KUBECONFIG=$WORK/kubeconfig
+  "$KOZMO" kubelet --nodes "$nodes" --gpus-per-node "$gpus" >"$WORK/kozmo-kubelet.log" 2>&1 &
+  PIDS+=($!)
+  within 20 "$nodes simulated GPU nodes register" "^$nodes$" \
+    sh -c "kubectl get nodes --no-headers 2>/dev/null | grep -c Ready"
+}
+
 # gpu_pod NAME ANNOTATION-YAML GPUS: a pod for Kozmo's GPU scheduler that runs until deleted;
 # ANNOTATION-YAML is extra annotation lines indented by four spaces (may be empty).
 gpu_pod() {
