@@ -76,6 +76,21 @@ EOF
     sh -c "kubectl get nodes --no-headers 2>/dev/null | grep -c Ready"
 }
 
+# e2e_free_ports N: prints a port P such that P..P+N-1 are free on 127.0.0.1, below Linux's
+# ephemeral range (32768 and up), where clients' own connections would take them meanwhile.
+e2e_free_ports() {
+  local n=${1:?N} p i free _
+  for _ in $(seq 1 200); do
+    p=$((20000 + RANDOM % (32768 - 20000 - n)))
+    free=1
+    for ((i = 0; i < n; i++)); do
+      if (exec 3<>"/dev/tcp/127.0.0.1/$((p + i))") 2>/dev/null; then free=0; break; fi
+    done
+    ((free)) && { echo "$p"; return 0; }
+  done
+  return 1
+}
+
 # gpu_pod NAME ANNOTATION-YAML GPUS: a pod for Kozmo's GPU scheduler that runs until deleted;
 # ANNOTATION-YAML is extra annotation lines indented by four spaces (may be empty).
 gpu_pod() {
