@@ -19,5 +19,6 @@ using renew_atom = caf::atom_constant<caf::atom("renew")>;
 using written_atom = caf::atom_constant<caf::atom("written")>;
 using flush_atom = caf::atom_constant<caf::atom("flush")>;
 using release_atom = caf::atom_constant<caf::atom("release")>;
+using reconfigure_atom = caf::atom_constant<caf::atom("reconfig")>;
 
 } // namespace kozmo::atoms

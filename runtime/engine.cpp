@@ -365,6 +365,16 @@ struct engine::impl {
       return text.err();
     scheduler::scheduler_actor_config sc;
     sc.config_yaml = std::move(*text);
+    if (opts.scheduler_config.empty()) { // derived: it follows GPU nodes joining and leaving
+      sc.derived = scheduler::derived_config{
+          [](const k8s::node& n) {
+            auto shape = runtime::gpu_shape_of(n);
+            return shape ? shape->gpu_type + "/" + std::to_string(shape->gpus) : std::string();
+          },
+          [](const std::vector<k8s::node>& nodes) {
+            return runtime::hived_config_from_shape(runtime::shape_from_nodes(nodes));
+          }};
+    }
     sc.scheduler_name = opts.scheduler_name;
     sc.recorder = recorder;
     auto* system = sys.get();

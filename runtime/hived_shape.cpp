@@ -2,6 +2,7 @@
 
 #include "actors/scheduler/virtual_clusters.hpp"
 #include "k8s/json/value.hpp"
+#include "k8s/model/codec.hpp"
 #include "k8s/model/kozmo_keys.hpp"
 
 #include <algorithm>
@@ -94,37 +95,40 @@ std::string hived_config_from_shape(const kubelet::cluster_shape& shape) {
   return out.str();
 }
 
-kubelet::cluster_shape shape_from_nodes(const json::value& node_list) {
+std::optional<kubelet::node_shape> gpu_shape_of(const k8s::node& node) {
+  if (node.metadata.deletion_timestamp || node.metadata.name.empty())
+    return std::nullopt;
+  auto gpu = node.status.allocatable.find("nvidia.com/gpu");
+  if (gpu == node.status.allocatable.end() || gpu->second.value() <= 0)
+    return std::nullopt;
+  kubelet::node_shape n;
+  n.name = node.metadata.name;
+  n.gpus = static_cast<int>(gpu->second.value());
+  n.gpu_type = "gpu";
+  const auto& labels = node.metadata.labels;
+  if (auto t = labels.find(keys::gpu_type); t != labels.end() && !t->second.empty())
+    n.gpu_type = t->second;
+  else if (auto p = labels.find("nvidia.com/gpu.product"); p != labels.end() && !p->second.empty())
+    n.gpu_type = p->second;
+  return n;
+}
+
+kubelet::cluster_shape shape_from_nodes(const std::vector<k8s::node>& nodes) {
   kubelet::cluster_shape out;
-  const json::value* items = node_list.find("items");
-  if (!items || !items->is_array())
-    return out;
-  for (const auto& node : items->as_array()) {
-    if (node.at_path({"metadata", "deletionTimestamp"}))
-      continue;
-    const json::value* gpu = node.at_path({"status", "allocatable", "nvidia.com/gpu"});
-    if (!gpu)
-      continue;
-    long count = gpu->is_string() ? std::strtol(gpu->as_string().c_str(), nullptr, 10)
-                                  : (gpu->is_int() ? static_cast<long>(gpu->as_int()) : 0);
-    if (count <= 0)
-      continue;
-    kubelet::node_shape n;
-    n.name = node.at_path({"metadata", "name"}) ? node.at_path({"metadata", "name"})->as_string() : "";
-    if (n.name.empty())
-      continue;
-    n.gpus = static_cast<int>(count);
-    n.gpu_type = "gpu";
-    if (const json::value* labels = node.at_path({"metadata", "labels"}); labels && labels->is_object()) {
-      if (auto t = labels->get_string(keys::gpu_type); !t.empty())
-        n.gpu_type = t;
-      else if (auto p = labels->get_string("nvidia.com/gpu.product"); !p.empty())
-        n.gpu_type = p;
-    }
-    out.nodes.push_back(std::move(n));
-  }
+  for (const auto& node : nodes)
+    if (auto n = gpu_shape_of(node))
+      out.nodes.push_back(std::move(*n));
   std::sort(out.nodes.begin(), out.nodes.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   return out;
+}
+
+kubelet::cluster_shape shape_from_nodes(const json::value& node_list) {
+  std::vector<k8s::node> nodes;
+  if (const json::value* items = node_list.find("items"); items && items->is_array())
+    for (const auto& item : items->as_array())
+      if (auto n = k8s::from_json<k8s::node>(item))
+        nodes.push_back(std::move(*n));
+  return shape_from_nodes(nodes);
 }
 
 } // namespace kozmo::runtime

@@ -4,8 +4,11 @@
 
 #include "actors/kubelet/cluster_shape.hpp"
 #include "k8s/error.hpp"
+#include "k8s/model/node.hpp"
 
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace kozmo::json {
 class value;
@@ -33,6 +36,9 @@ std::string hived_config_from_shape(const kubelet::cluster_shape& shape);
 // label names (else nvidia.com/gpu.product, GPU feature discovery's label; else "gpu"). Sorted
 // by name, so that the same nodes always give the same configuration.
 kubelet::cluster_shape shape_from_nodes(const json::value& node_list);
+kubelet::cluster_shape shape_from_nodes(const std::vector<k8s::node>& nodes);
+// One node's part of that shape; nullopt for a node without GPUs or being deleted.
+std::optional<kubelet::node_shape> gpu_shape_of(const k8s::node& node);
 
 // One node per Kubernetes node named by the config's node-level cells; nvidia.com/gpu is the
 // node's total leaf count. A node carrying several leaf types (several chains) gets

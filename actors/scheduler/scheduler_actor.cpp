@@ -47,6 +47,13 @@ struct scheduler_state {
   std::set<std::string> given_up;               // binds that failed permanently
   bool pass_queued = false;
   bool flush_queued = false; // a flush of queued wait reasons is on its way
+
+  // With a derived configuration (cfg.derived): what a rebuild of the core starts from.
+  std::map<std::string, node_ptr> nodes;                 // by name
+  std::map<std::string, std::string> node_signatures;    // by name, non-empty only
+  std::map<std::string, pod_ptr> known_pods;             // by uid: bound by us, or waiting
+  std::map<std::string, pod_decision> binding;           // by uid: bind sent, not yet seen bound
+  bool rebuild_queued = false;
 };
 
 using scheduler_actor = caf::stateful_actor<scheduler_state>;
@@ -77,6 +84,7 @@ void queue_pass(scheduler_actor* self) {
 // The pod left the core: its cellgroup forgets it; a group with no pod left is released.
 void untrack(scheduler_actor* self, const std::string& uid) {
   auto& st = self->state;
+  st.binding.erase(uid);
   auto removed = st.core->remove_pod(uid);
   if (removed.group.empty())
     return;
@@ -126,17 +134,23 @@ void recover(scheduler_actor* self, const k8s::pod& p) {
                view->spec.affinity_group);
 }
 
-void apply_pod(scheduler_actor* self, watch::event_type type, const k8s::pod& p) {
+void apply_pod(scheduler_actor* self, watch::event_type type, const pod_ptr& pod) {
   auto& st = self->state;
+  const auto& p = *pod;
   const auto& uid = p.metadata.uid;
   if (type == watch::event_type::deleted || finished(p)) {
     st.report->forget(uid);
     st.given_up.erase(uid);
+    st.known_pods.erase(uid);
     return untrack(self, uid);
   }
+  if (st.cfg.derived)
+    st.known_pods[uid] = pod;
   if (!st.core->group_of(uid).empty()) {
-    if (!p.spec.node_name.empty())
+    if (!p.spec.node_name.empty()) {
+      st.binding.erase(uid);
       st.core->pod_bound(uid);
+    }
     return;
   }
   if (!p.spec.node_name.empty()) {
@@ -149,7 +163,36 @@ void apply_pod(scheduler_actor* self, watch::event_type type, const k8s::pod& p)
     admit(self, p);
 }
 
-void apply_node(scheduler_actor* self, watch::event_type type, const k8s::node& n) {
+void rebuild(scheduler_actor* self);
+
+// A derived configuration follows the GPU nodes: a change of a node's signature derives it
+// again a second later (a burst of joins is one rebuild).
+void follow_node(scheduler_actor* self, watch::event_type type, const node_ptr& n) {
+  auto& st = self->state;
+  const auto& name = n->metadata.name;
+  std::string signature;
+  if (type == watch::event_type::deleted) {
+    st.nodes.erase(name);
+  } else {
+    st.nodes[name] = n;
+    signature = st.cfg.derived->signature(*n);
+  }
+  auto it = st.node_signatures.find(name);
+  std::string before = it == st.node_signatures.end() ? std::string() : it->second;
+  if (signature.empty())
+    st.node_signatures.erase(name);
+  else
+    st.node_signatures[name] = signature;
+  if (signature == before || st.rebuild_queued || !st.ready)
+    return;
+  st.rebuild_queued = true;
+  self->delayed_send(self, std::chrono::seconds(1), atoms::reconfigure_atom::value);
+}
+
+void apply_node(scheduler_actor* self, watch::event_type type, const node_ptr& node) {
+  if (self->state.cfg.derived)
+    follow_node(self, type, node);
+  const auto& n = *node;
   auto& core = *self->state.core;
   bool changed = false;
   if (type == watch::event_type::deleted) {
@@ -186,6 +229,8 @@ void act(scheduler_actor* self, const pod_decision& d) {
     self->state.report->forget(d.pod.uid); // a queued wait reason is stale now
   switch (d.kind) {
   case decision_kind::bind:
+    if (self->state.cfg.derived)
+      self->state.binding[d.pod.uid] = d; // a rebuild before the pod is seen bound recovers it from here
     self->send(cellgroup_for(self, d.group),
                group_bind{d.group, d.pod.ns, d.pod.name, d.pod.uid, d.node, d.leaf_indices, d.annotations});
     return;
@@ -225,7 +270,7 @@ void pass(scheduler_actor* self) {
 void become_ready(scheduler_actor* self) {
   auto& st = self->state;
   for (const auto& [name, n] : st.nodes_at_start)
-    apply_node(self, watch::event_type::added, *n);
+    apply_node(self, watch::event_type::added, n);
   st.nodes_at_start.clear();
   // Oldest first: after a configuration change that shrank a VC, the groups that were there
   // first keep its quota and the later ones are downgraded, whatever order the LIST had.
@@ -240,16 +285,79 @@ void become_ready(scheduler_actor* self) {
   });
   for (const auto& p : pods)
     if (!p->spec.node_name.empty())
-      apply_pod(self, watch::event_type::added, *p);
+      apply_pod(self, watch::event_type::added, p);
   st.ready = true;
   spdlog::info("scheduler ready: {} group(s) recovered, {} pod(s) known", st.core->placed_groups(), pods.size());
   st.report->notices(st.core->take_notices()); // groups downgraded by a configuration change
   for (const auto& p : pods)
     if (p->spec.node_name.empty())
-      apply_pod(self, watch::event_type::added, *p);
+      apply_pod(self, watch::event_type::added, p);
   auto deferred = std::move(st.deferred);
   for (auto& fn : deferred)
     fn();
+  queue_pass(self);
+  if (st.cfg.derived) { // a node may have joined since the configuration was derived
+    st.rebuild_queued = true;
+    self->send(self, atoms::reconfigure_atom::value);
+  }
+}
+
+// The derived configuration again from the nodes as they are now; when it differs, a new core
+// on it, given every node's health and every pod as at start-up (bound ones recovered from
+// bind-info, binds still being written from their decision, waiting ones queued), oldest first.
+// Cellgroup actors keep their groups; a preemption under way is decided again. Pods the old
+// core did not hold (a spec it refused) stay out.
+void rebuild(scheduler_actor* self) {
+  auto& st = self->state;
+  st.rebuild_queued = false;
+  std::vector<k8s::node> nodes;
+  nodes.reserve(st.nodes.size());
+  for (const auto& [name, n] : st.nodes)
+    nodes.push_back(*n);
+  auto yaml = st.cfg.derived->derive(nodes);
+  if (yaml == st.cfg.config_yaml)
+    return;
+  auto core = scheduler_core::load(yaml);
+  if (!core) {
+    spdlog::error("scheduler: the configuration derived from {} GPU node(s) does not load, keeping the one in "
+                  "use: {}", st.node_signatures.size(), core.err().message);
+    return;
+  }
+  scheduler_core old = std::move(*st.core);
+  st.core.emplace(std::move(*core));
+  st.cfg.config_yaml = std::move(yaml);
+  for (const auto& [name, n] : st.nodes)
+    st.core->set_node(name, node_healthy(*n));
+  // The pods the old core held (those it refused were told why already and stay out).
+  std::vector<pod_ptr> pods;
+  for (const auto& [uid, p] : st.known_pods) {
+    if (old.group_of(uid).empty())
+      continue;
+    auto b = st.binding.find(uid);
+    if (b == st.binding.end() || !p->spec.node_name.empty()) {
+      pods.push_back(p);
+      continue;
+    }
+    auto bound = std::make_shared<k8s::pod>(*p); // as it will be once the binding is written
+    bound->spec.node_name = b->second.node;
+    for (const auto& [k, v] : b->second.annotations)
+      bound->metadata.annotations[k] = v;
+    pods.push_back(std::move(bound));
+  }
+  std::sort(pods.begin(), pods.end(), [](const pod_ptr& a, const pod_ptr& b) {
+    const auto& x = a->metadata;
+    const auto& y = b->metadata;
+    return std::tie(x.creation_timestamp, x.namespace_, x.name) < std::tie(y.creation_timestamp, y.namespace_, y.name);
+  });
+  for (const auto& p : pods)
+    if (!p->spec.node_name.empty())
+      recover(self, *p);
+  for (const auto& p : pods)
+    if (p->spec.node_name.empty() && !p->metadata.deletion_timestamp && !st.given_up.count(p->metadata.uid))
+      admit(self, *p);
+  spdlog::info("scheduler: configuration derived again from {} GPU node(s); {} group(s) recovered, {} pod(s) known",
+               st.node_signatures.size(), st.core->placed_groups(), pods.size());
+  st.report->notices(st.core->take_notices());
   queue_pass(self);
 }
 
@@ -316,13 +424,14 @@ caf::behavior scheduler(scheduler_actor* self, std::shared_ptr<client::client> c
   return {
       [self](const object_event<k8s::pod>& ev) {
         on_watch_event(self, self->state.pods_at_start, ev, ev.object->metadata.uid,
-                       [&] { apply_pod(self, ev.type, *ev.object); });
+                       [&] { apply_pod(self, ev.type, ev.object); });
       },
       [self](const object_event<k8s::node>& ev) {
         on_watch_event(self, self->state.nodes_at_start, ev, ev.object->metadata.name,
-                       [&] { apply_node(self, ev.type, *ev.object); });
+                       [&] { apply_node(self, ev.type, ev.object); });
       },
       [self](atoms::advance_atom) { pass(self); },
+      [self](atoms::reconfigure_atom) { rebuild(self); },
       [self](atoms::flush_atom) { flush_reports(self); },
       [self](const group_bind_failed& f) {
         self->state.given_up.insert(f.uid);

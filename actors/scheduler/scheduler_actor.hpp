@@ -2,7 +2,8 @@
 // the scheduler_core (the only place where GPU state changes) and serialises every call to it.
 //
 //   pods watch  ──object_event<pod> (schedulerName = cfg.scheduler_name)──▶ scheduler
-//   nodes watch ──object_event<node>──▶ scheduler         (Ready / unschedulable / deleted)
+//   nodes watch ──object_event<node>──▶ scheduler         (Ready / unschedulable / deleted; with a
+//                                                          derived configuration, GPU nodes joining)
 //   scheduler ──group_bind / group_preempt / group_pod_gone / group_release──▶ cellgroup (one per gang)
 //   cellgroup ──group_bind_failed──▶ scheduler   (a bound pod is seen on the pods watch)
 //   scheduler ──PodScheduled=False──▶ API server;  ──event_note──▶ event recorder
@@ -22,18 +23,32 @@
 #include "actors/controller/clock.hpp"
 #include "k8s/client/client.hpp"
 #include "k8s/error.hpp"
+#include "k8s/model/node.hpp"
 
 #include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace kozmo::scheduler {
 
+// A configuration derived from the cluster's GPU nodes (`kozmo controller` given none): the
+// scheduler derives it again whenever a node's `signature` changes (a GPU node joins or leaves,
+// its GPU count or type changes) and, when the configuration differs, rebuilds its core on it
+// and recovers every placement (bind-info, and binds still being written): nodes join and leave
+// without a restart, and running gangs keep their GPUs.
+struct derived_config {
+  std::function<std::string(const k8s::node&)> signature;             // "" = no GPUs to offer
+  std::function<std::string(const std::vector<k8s::node>&)> derive;   // HiveD's YAML
+};
+
 struct scheduler_actor_config {
   std::string config_yaml;                    // HiveD's configuration, as text
+  std::optional<derived_config> derived;      // config_yaml follows the nodes (above)
   std::string scheduler_name = "kozmo";       // pods with this spec.schedulerName are ours
   std::string default_virtual_cluster;        // for pods that name none; "" = "default", or the only VC
   std::string component = "kozmo-scheduler"; // Event source

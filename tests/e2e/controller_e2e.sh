@@ -43,7 +43,7 @@ leaderElection:
   retryPeriod: 1s
 client: {qps: 200, burst: 400}
 EOF
-BASE=$((20000 + RANDOM % 20000))
+BASE=$(e2e_free_ports 4)
 start_controller() { # NAME METRICS-PORT PROBE-PORT
   "$KOZMO" controller --config "$WORK/config.yaml" --enable scheduler --leader-elect \
     --metrics-bind-address "127.0.0.1:$2" --health-probe-bind-address "127.0.0.1:$3" >"$WORK/kozmo-$1.log" 2>&1 &
@@ -107,6 +107,39 @@ dups() { # GPUs (node/index) held by more than one pod
 }
 expect "no GPU is held by two pods" "^0$" dups
 expect "the Lease counts one transition" "^1$" k -n kozmo-system get lease kozmo-controller -o 'jsonpath={.spec.leaseTransitions}'
+
+# The derived configuration follows the nodes: the two nodes are full, a third gang waits until
+# a third GPU node joins (no restart), and the running gangs keep their GPUs.
+placements() { # the bound pods of g1 and g2 with their node and GPUs
+  k get pods -o 'jsonpath={range .items[*]}{.metadata.name}{" "}{.spec.nodeName}{" "}{.metadata.annotations.hivedscheduler\.microsoft\.com/pod-leaf-cell-isolation}{"\n"}{end}' |
+    grep -E '^g[12]-' | sort
+}
+BEFORE=$(placements)
+gang g3 | k apply -f - >/dev/null
+within 10 "a third gang waits while both nodes are full" "Unschedulable" \
+  k get pod g3-0 -o 'jsonpath={.status.conditions[?(@.type=="PodScheduled")].reason}'
+"$KOZMO" kubelet --nodes 1 --gpus-per-node 8 --node-prefix late >"$WORK/kozmo-kubelet-late.log" 2>&1 &
+LATE=$!
+PIDS+=($LATE)
+within 20 "a third GPU node joins" "late-0" k get nodes
+within 20 "the scheduler derives its configuration again from 3 GPU nodes, without a restart" \
+  "configuration derived again from 3 GPU node" cat "$WORK/kozmo-$STANDBY.log"
+within 20 "the waiting gang binds on the new node" "^4$" bound g3
+g3_nodes() { k get pods -o 'jsonpath={range .items[*]}{.metadata.name} {.spec.nodeName}{"\n"}{end}' | awk '/^g3-/ {print $2}' | sort -u; }
+expect "it is on the new node" "^late-0$" g3_nodes
+AFTER=$(placements)
+if [ -n "$BEFORE" ] && [ "$BEFORE" = "$AFTER" ]; then ok "the running gangs kept their nodes and GPUs"; else
+  bad "the running gangs kept their nodes and GPUs" "before: $BEFORE" "after: $AFTER"; fi
+expect "no GPU is held by two pods after the new node joined" "^0$" dups
+# ... and leaves: its kubelet gone, its pods and the Node deleted.
+kill "$LATE"
+k delete pod g3-0 g3-1 g3-2 g3-3 --grace-period=0 --force >/dev/null 2>&1
+k delete node late-0 >/dev/null
+within 20 "a GPU node that leaves is dropped from the configuration" \
+  "configuration derived again from 2 GPU node" cat "$WORK/kozmo-$STANDBY.log"
+AFTER=$(placements)
+if [ "$BEFORE" = "$AFTER" ]; then ok "the running gangs still hold their nodes and GPUs"; else
+  bad "the running gangs still hold their nodes and GPUs" "before: $BEFORE" "after: $AFTER"; fi
 
 # A graceful stop gives the Lease up (an empty holder), so that a standby need not wait.
 eval "kill -TERM \$PID_$STANDBY"
