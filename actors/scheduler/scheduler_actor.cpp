@@ -266,23 +266,27 @@ void pass(scheduler_actor* self) {
   set_groups_allocated(st.core->placed_groups());
 }
 
+// Oldest first: after a configuration change that shrank a VC, the groups that were there first
+// keep its quota and the later ones are downgraded, whatever order the LIST had.
+void oldest_first(std::vector<pod_ptr>& pods) {
+  std::sort(pods.begin(), pods.end(), [](const pod_ptr& a, const pod_ptr& b) {
+    const auto& x = a->metadata;
+    const auto& y = b->metadata;
+    return std::tie(x.creation_timestamp, x.namespace_, x.name) < std::tie(y.creation_timestamp, y.namespace_, y.name);
+  });
+}
+
 // Both watches have listed: account for the bound pods first, then queue the waiting ones.
 void become_ready(scheduler_actor* self) {
   auto& st = self->state;
   for (const auto& [name, n] : st.nodes_at_start)
     apply_node(self, watch::event_type::added, n);
   st.nodes_at_start.clear();
-  // Oldest first: after a configuration change that shrank a VC, the groups that were there
-  // first keep its quota and the later ones are downgraded, whatever order the LIST had.
   std::vector<pod_ptr> pods;
   for (auto& [uid, p] : st.pods_at_start)
     pods.push_back(std::move(p));
   st.pods_at_start.clear();
-  std::sort(pods.begin(), pods.end(), [](const pod_ptr& a, const pod_ptr& b) {
-    const auto& x = a->metadata;
-    const auto& y = b->metadata;
-    return std::tie(x.creation_timestamp, x.namespace_, x.name) < std::tie(y.creation_timestamp, y.namespace_, y.name);
-  });
+  oldest_first(pods);
   for (const auto& p : pods)
     if (!p->spec.node_name.empty())
       apply_pod(self, watch::event_type::added, p);
@@ -344,11 +348,7 @@ void rebuild(scheduler_actor* self) {
       bound->metadata.annotations[k] = v;
     pods.push_back(std::move(bound));
   }
-  std::sort(pods.begin(), pods.end(), [](const pod_ptr& a, const pod_ptr& b) {
-    const auto& x = a->metadata;
-    const auto& y = b->metadata;
-    return std::tie(x.creation_timestamp, x.namespace_, x.name) < std::tie(y.creation_timestamp, y.namespace_, y.name);
-  });
+  oldest_first(pods);
   for (const auto& p : pods)
     if (!p->spec.node_name.empty())
       recover(self, *p);
