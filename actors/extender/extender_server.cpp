@@ -43,6 +43,13 @@ struct gate {
   bool open = true;
   net::io_context* ioc = nullptr;
   std::function<void(std::uint64_t, http_answer)> deliver; // runs on the io thread
+
+  // Runs `fn` on the io thread, unless the server has stopped. Any thread.
+  template <class F>
+  void post(F fn) {
+    std::lock_guard<std::mutex> lock(m);
+    if (open) net::post(*ioc, std::move(fn));
+  }
 };
 
 // One connection: plain HTTP or TLS (session<Stream>); the server holds it through this base
@@ -130,10 +137,13 @@ struct server_state {
   // A thread-safe, copyable answer function for request `id`.
   std::function<void(http_answer)> answer_for(std::uint64_t id) {
     return [g = answers, id](http_answer a) {
-      std::lock_guard<std::mutex> lock(g->m);
-      if (!g->open) return;
-      net::post(*g->ioc, [g, id, a = std::move(a)]() mutable { g->deliver(id, std::move(a)); });
+      g->post([g, id, a = std::move(a)]() mutable { g->deliver(id, std::move(a)); });
     };
+  }
+
+  // Whether this server answers `kind` (server_options::routes; empty = every route).
+  bool serves(route_kind kind) const {
+    return opts.routes.empty() || std::find(opts.routes.begin(), opts.routes.end(), kind) != opts.routes.end();
   }
 
   // Checks the caller (server_options::authorize) before the request is served.
@@ -141,31 +151,28 @@ struct server_state {
                 std::string authorization, bool client_certificate, std::string body) {
     // A path this server does not serve is answered (404, 405) without asking who calls.
     auto kind = route_of(method, target).kind;
-    bool known = kind != route_kind::not_found && kind != route_kind::method_not_allowed &&
-                 (opts.routes.empty() || std::find(opts.routes.begin(), opts.routes.end(), kind) != opts.routes.end());
+    bool known = kind != route_kind::not_found && kind != route_kind::method_not_allowed && serves(kind);
     if (!opts.authorize || !known)
-      return serve(s, method, target, body);
+      return serve(s, kind, method, target, body);
     auto id = next_id++;
     waiting.emplace(id, s);
     access_request req{std::string(method), std::string(target), std::move(authorization), client_certificate};
-    auto answer = [g = answers, id, m = req.method, t = req.target, b = std::move(body), this](access_verdict v) mutable {
-      std::lock_guard<std::mutex> lock(g->m);
-      if (!g->open) return;
-      net::post(*g->ioc, [this, id, v = std::move(v), m = std::move(m), t = std::move(t), b = std::move(b)]() {
+    auto answer = [g = answers, id, kind, m = req.method, t = req.target, b = std::move(body), this](access_verdict v) {
+      g->post([this, id, kind, v = std::move(v), m, t, b]() {
         auto it = waiting.find(id);
         if (it == waiting.end()) return;
         auto sess = std::move(it->second);
         waiting.erase(it);
         if (v.status != 0)
           return sess->respond({v.status, encode_error(static_cast<int>(v.status), v.message)});
-        serve(sess, m, t, b);
+        serve(sess, kind, m, t, b);
       });
     };
     opts.authorize(std::move(req), std::move(answer));
   }
 
-  void serve(const std::shared_ptr<session_base>& s, std::string_view method, std::string_view target,
-             const std::string& body) {
+  void serve(const std::shared_ptr<session_base>& s, route_kind kind, std::string_view method,
+             std::string_view target, const std::string& body) {
     auto id = next_id++;
     waiting.emplace(id, s);
     s->wait_timer().expires_after(opts.backend_timeout);
@@ -173,11 +180,8 @@ struct server_state {
       if (ec) return;
       deliver(id, http_answer{504, encode_error(504, "the GPU scheduler did not answer in time")});
     });
-    if (!opts.routes.empty()) {
-      auto kind = route_of(method, target).kind;
-      if (std::find(opts.routes.begin(), opts.routes.end(), kind) == opts.routes.end())
-        return answer_for(id)({404, encode_error(404, "no such path: " + std::string(target))});
-    }
+    if (!serves(kind))
+      return answer_for(id)({404, encode_error(404, "no such path: " + std::string(target))});
     serve_request(*backend, method, target, body, answer_for(id));
   }
 };

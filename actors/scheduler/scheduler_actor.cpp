@@ -50,7 +50,6 @@ struct scheduler_state {
 
   // With a derived configuration (cfg.derived): what a rebuild of the core starts from.
   std::map<std::string, node_ptr> nodes;                 // by name
-  std::map<std::string, std::string> node_signatures;    // by name, non-empty only
   std::map<std::string, pod_ptr> known_pods;             // by uid: bound by us, or waiting
   std::map<std::string, pod_decision> binding;           // by uid: bind sent, not yet seen bound
   bool rebuild_queued = false;
@@ -169,20 +168,14 @@ void rebuild(scheduler_actor* self);
 // again a second later (a burst of joins is one rebuild).
 void follow_node(scheduler_actor* self, watch::event_type type, const node_ptr& n) {
   auto& st = self->state;
-  const auto& name = n->metadata.name;
-  std::string signature;
-  if (type == watch::event_type::deleted) {
-    st.nodes.erase(name);
-  } else {
-    st.nodes[name] = n;
-    signature = st.cfg.derived->signature(*n);
-  }
-  auto it = st.node_signatures.find(name);
-  std::string before = it == st.node_signatures.end() ? std::string() : it->second;
-  if (signature.empty())
-    st.node_signatures.erase(name);
+  const auto& signature_of = st.cfg.derived->signature;
+  auto& known = st.nodes[n->metadata.name];
+  std::string before = known ? signature_of(*known) : std::string();
+  std::string signature = type == watch::event_type::deleted ? std::string() : signature_of(*n);
+  if (type == watch::event_type::deleted)
+    st.nodes.erase(n->metadata.name);
   else
-    st.node_signatures[name] = signature;
+    known = n;
   if (signature == before || st.rebuild_queued || !st.ready)
     return;
   st.rebuild_queued = true;
@@ -316,15 +309,18 @@ void rebuild(scheduler_actor* self) {
   st.rebuild_queued = false;
   std::vector<k8s::node> nodes;
   nodes.reserve(st.nodes.size());
-  for (const auto& [name, n] : st.nodes)
+  std::size_t gpu_nodes = 0;
+  for (const auto& [name, n] : st.nodes) {
     nodes.push_back(*n);
+    gpu_nodes += !st.cfg.derived->signature(*n).empty();
+  }
   auto yaml = st.cfg.derived->derive(nodes);
   if (yaml == st.cfg.config_yaml)
     return;
   auto core = scheduler_core::load(yaml);
   if (!core) {
     spdlog::error("scheduler: the configuration derived from {} GPU node(s) does not load, keeping the one in "
-                  "use: {}", st.node_signatures.size(), core.err().message);
+                  "use: {}", gpu_nodes, core.err().message);
     return;
   }
   scheduler_core old = std::move(*st.core);
@@ -356,7 +352,7 @@ void rebuild(scheduler_actor* self) {
     if (p->spec.node_name.empty() && !p->metadata.deletion_timestamp && !st.given_up.count(p->metadata.uid))
       admit(self, *p);
   spdlog::info("scheduler: configuration derived again from {} GPU node(s); {} group(s) recovered, {} pod(s) known",
-               st.node_signatures.size(), st.core->placed_groups(), pods.size());
+               gpu_nodes, st.core->placed_groups(), pods.size());
   st.report->notices(st.core->take_notices());
   queue_pass(self);
 }

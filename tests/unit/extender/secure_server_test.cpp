@@ -65,7 +65,7 @@ answer get(unsigned short port, const std::string& ca, const std::string& token,
 
 } // namespace
 
-TEST_CASE("A self-signed serving certificate names the host and loopback") {
+TEST_CASE("A self-signed serving certificate is PEM, with a fresh key each time") {
   auto id = self_signed_identity("kozmo-controller", {"localhost", "kozmo.example"}, {"127.0.0.1"});
   REQUIRE(id);
   CHECK(id->cert_pem.rfind("-----BEGIN CERTIFICATE-----", 0) == 0);
