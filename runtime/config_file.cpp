@@ -49,6 +49,63 @@ expected<std::int64_t> duration_value(const json::value& v, const std::string& f
   return static_cast<std::int64_t>(d->count());
 }
 
+std::string resolve(const std::string& base_dir, const std::string& path) {
+  return (!base_dir.empty() && path[0] != '/') ? base_dir + "/" + path : path;
+}
+
+// A PEM file named by `field`, read now.
+expected<std::string> pem_file(const json::value& v, const std::string& field, const std::string& base_dir) {
+  auto path = string_value(v, field);
+  if (!path)
+    return path.err();
+  auto text = read_file(resolve(base_dir, *path));
+  if (!text)
+    return error::bad_request(field + ": " + text.err().message);
+  if (text->find("-----BEGIN ") == std::string::npos)
+    return error::bad_request(field + ": " + *path + " holds no PEM block");
+  return text;
+}
+
+status parse_extender(const json::value& v, extender_section& out, const std::string& base_dir) {
+  if (auto st = must_be_map(v, "scheduler.extender"); !st)
+    return st;
+  for (const auto& [key, val] : v.as_object()) {
+    const std::string field = "scheduler.extender." + key;
+    if (key == "bindAddress") {
+      auto a = string_value(val, field);
+      if (!a)
+        return a.err();
+      out.bind_address = *a;
+    } else if (key == "certFile" || key == "keyFile" || key == "clientCAFile") {
+      auto pem = pem_file(val, field, base_dir);
+      if (!pem)
+        return pem.err();
+      (key == "certFile" ? out.cert_pem : key == "keyFile" ? out.key_pem : out.client_ca_pem) = std::move(*pem);
+    } else if (key == "insecure") {
+      if (!val.is_bool())
+        return error::bad_request(field + ": must be true or false");
+      out.insecure = val.as_bool();
+    } else {
+      return error::bad_request(field + ": unknown key (known: " +
+                                known_keys({"bindAddress", "certFile", "keyFile", "clientCAFile", "insecure"}) + ")");
+    }
+  }
+  if (out.bind_address.empty())
+    return error::bad_request("scheduler.extender.bindAddress: required (where kube-scheduler reaches the extender "
+                              "verbs, such as 127.0.0.1:30096)");
+  if (out.cert_pem.empty() != out.key_pem.empty())
+    return error::bad_request(std::string("scheduler.extender.") + (out.cert_pem.empty() ? "certFile" : "keyFile") +
+                              ": certFile and keyFile go together");
+  if (out.insecure && (!out.cert_pem.empty() || !out.client_ca_pem.empty()))
+    return error::bad_request("scheduler.extender.insecure: true serves plain HTTP; certFile, keyFile and "
+                              "clientCAFile do not apply");
+  if (!out.insecure && out.client_ca_pem.empty())
+    return error::bad_request("scheduler.extender.clientCAFile: required: the CA that signed the client certificate "
+                              "kube-scheduler presents (its extender tlsConfig certFile); or insecure: true for "
+                              "plain HTTP that anyone may call");
+  return ok;
+}
+
 status parse_scheduler(const json::value& v, scheduler_section& out, const std::string& base_dir) {
   if (auto st = must_be_map(v, "scheduler"); !st)
     return st;
@@ -66,8 +123,7 @@ status parse_scheduler(const json::value& v, scheduler_section& out, const std::
       auto path = string_value(val, "scheduler.configFile");
       if (!path)
         return path.err();
-      std::string full = (!base_dir.empty() && (*path)[0] != '/') ? base_dir + "/" + *path : *path;
-      auto text = read_file(full);
+      auto text = read_file(resolve(base_dir, *path));
       if (!text)
         return error::bad_request("scheduler.configFile: " + text.err().message);
       out.config_text = std::move(*text);
@@ -76,9 +132,12 @@ status parse_scheduler(const json::value& v, scheduler_section& out, const std::
       if (!name)
         return name.err();
       out.scheduler_name = *name;
+    } else if (key == "extender") {
+      if (auto st = parse_extender(val, out.extender, base_dir); !st)
+        return st;
     } else {
       return error::bad_request("scheduler." + key + ": unknown key (known: " +
-                                known_keys({"config", "configFile", "schedulerName"}) + ")");
+                                known_keys({"config", "configFile", "schedulerName", "extender"}) + ")");
     }
   }
   if (inline_given && v.find("configFile"))

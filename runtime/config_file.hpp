@@ -4,6 +4,8 @@
 //                   configuration" lists every key with its default)
 //   scheduler:      config (HiveD's configuration inline, as a map) or configFile (its path);
 //                   schedulerName (default kozmo). Neither: derived from the GPU nodes.
+//                   extender: serve kube-scheduler's extender verbs instead of scheduling
+//                   directly (bindAddress; certFile, keyFile, clientCAFile; insecure)
 //   client:         qps, burst: the API client's rate limit
 //   leaderElection: leaseDuration, renewDeadline, retryPeriod (Go durations), resourceName,
 //                   resourceNamespace (component-base's LeaderElectionConfiguration names)
@@ -20,9 +22,22 @@
 
 namespace kozmo::runtime {
 
+// scheduler.extender: the scheduler answers kube-scheduler's extender verbs (filter, preempt,
+// bind) on bind_address over TLS, for callers with a client certificate the client CA signed
+// (kube-scheduler's extender tlsConfig) or a token allowed the URL; `insecure: true` serves plain
+// HTTP to anyone instead (HiveD's way). The PEM files are read when the file is parsed.
+struct extender_section {
+  std::string bind_address; // "" = no extender: the scheduler binds pods directly
+  std::string cert_pem;     // "" = a self-signed certificate made at start
+  std::string key_pem;
+  std::string client_ca_pem;
+  bool insecure = false;
+};
+
 struct scheduler_section {
   std::string config_text;   // HiveD YAML, from `config` (inline) or read from `configFile`
   std::string scheduler_name = "kozmo";
+  extender_section extender;
 };
 
 struct client_section {

@@ -36,6 +36,12 @@ int run_controller(const controller_options& opts) {
     eo.scheduler_config = config->scheduler.config_text;
     eo.scheduler_from_nodes = config->scheduler.config_text.empty();
     eo.scheduler_name = config->scheduler.scheduler_name;
+    const auto& ext = config->scheduler.extender;
+    eo.extender_address = ext.bind_address;
+    eo.extender_cert_pem = ext.cert_pem;
+    eo.extender_key_pem = ext.key_pem;
+    eo.extender_client_ca_pem = ext.client_ca_pem;
+    eo.extender_insecure = ext.insecure;
   }
   eo.training = opts.training;
   eo.tasks = opts.tasks;
@@ -61,9 +67,13 @@ int run_controller(const controller_options& opts) {
   }
   std::string parts = std::string(opts.scheduler ? " scheduler" : "") + (opts.training ? " training" : "") +
                       (opts.tasks ? " tasks" : "");
-  spdlog::info("controller: API server {}; parts:{}; metrics on port {}{}, probes on port {}{}", e.url(), parts,
+  spdlog::info("controller: API server {}; parts:{}; metrics on port {}{}, probes on port {}{}{}", e.url(), parts,
                e.metrics_port(), opts.metrics_secure ? " (TLS, TokenReview + SubjectAccessReview)" : "",
                e.probe_port(),
+               eo.extender_address.empty()
+                   ? std::string()
+                   : "; kube-scheduler's extender verbs on port " + std::to_string(e.extender_port()) +
+                         (eo.extender_insecure ? " (plain HTTP)" : " (TLS, client certificates)"),
                opts.leader_elect ? "; leader election on " + le.lease_namespace + "/" + le.lease_name : "");
   std::cout << "kozmo controller: running (" << (opts.leader_elect ? "leader election" : "no leader election")
             << ")\n"

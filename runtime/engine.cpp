@@ -7,9 +7,11 @@
 #include "actors/controller/event_recorder_actor.hpp"
 #include "actors/controller/leader_elector_actor.hpp"
 #include "actors/extender/delegated_auth.hpp"
+#include "actors/extender/extender_actor.hpp"
 #include "actors/extender/extender_server.hpp"
 #include "actors/extender/self_signed.hpp"
 #include "actors/extender/http_api.hpp"
+#include "actors/scheduler/config.hpp"
 #include "actors/scheduler/scheduler_actor.hpp"
 #include "runtime/crds.hpp"
 #include "actors/tasks/task_controller.hpp"
@@ -31,6 +33,7 @@
 #include <future>
 #include <unistd.h>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <spdlog/spdlog.h>
 
@@ -43,10 +46,24 @@ namespace {
 // that both front doors answer alike. stop() takes the write lock before the actor system goes.
 class local_backend final : public extender::extender_backend {
 public:
-  void filter(extender::filter_args, extender::reply_fn<extender::filter_result> done) override { refuse(done); }
-  void preempt(extender::preempt_args, extender::reply_fn<extender::preempt_result> done) override { refuse(done); }
-  void bind(extender::bind_args, extender::reply_fn<extender::bind_result> done) override { refuse(done); }
+  void filter(extender::filter_args a, extender::reply_fn<extender::filter_result> done) override {
+    if (auto ext = extender())
+      return ext->filter(std::move(a), std::move(done));
+    refuse(done);
+  }
+  void preempt(extender::preempt_args a, extender::reply_fn<extender::preempt_result> done) override {
+    if (auto ext = extender())
+      return ext->preempt(std::move(a), std::move(done));
+    refuse(done);
+  }
+  void bind(extender::bind_args a, extender::reply_fn<extender::bind_result> done) override {
+    if (auto ext = extender())
+      return ext->bind(std::move(a), std::move(done));
+    refuse(done);
+  }
   void inspect(std::string path, extender::inspect_fn done) override {
+    if (auto ext = extender())
+      return ext->inspect(std::move(path), std::move(done));
     std::shared_lock lock(mu_);
     if (!scheduler_)
       return done({503, json::dump(json::object{{"code", 503}, {"message", "the scheduler is not running"}})});
@@ -57,6 +74,13 @@ public:
   void set_scheduler(caf::actor a) {
     std::unique_lock lock(mu_);
     scheduler_ = std::move(a);
+  }
+  // The extender verbs go to `ext` (the extender actor's backend) from now on. Null: they are
+  // refused with `absent`.
+  void set_extender(std::shared_ptr<extender::extender_backend> ext, error absent) {
+    std::unique_lock lock(mu_);
+    extender_ = std::move(ext);
+    absent_ = std::move(absent);
   }
   void set_readiness(std::function<std::string()> f) {
     std::unique_lock lock(mu_);
@@ -79,12 +103,23 @@ public:
   }
 
 private:
+  std::shared_ptr<extender::extender_backend> extender() {
+    std::shared_lock lock(mu_);
+    return extender_;
+  }
   template <class T>
-  static void refuse(const extender::reply_fn<T>& done) {
-    done(error::not_found("kozmo local schedules directly: there is no extender here"));
+  void refuse(const extender::reply_fn<T>& done) {
+    error why;
+    {
+      std::shared_lock lock(mu_);
+      why = absent_;
+    }
+    done(std::move(why));
   }
   std::shared_mutex mu_;
   caf::actor scheduler_;
+  std::shared_ptr<extender::extender_backend> extender_;
+  error absent_ = error::not_found("Kozmo schedules pods directly here: there is no extender");
   std::function<std::string()> readiness_;
 };
 
@@ -98,19 +133,13 @@ expected<std::string> scheduler_config_text(const std::string& text_or_path) {
   return text;
 }
 
-// The metrics address's certificate: the files given, else a self-signed one for this host,
-// loopback and the metrics Service of deploy/.
-expected<extender::tls_options> serving_identity(const engine_options& o) {
+// A server's certificate: the PEM given, else a self-signed one for this host, loopback and
+// deploy/'s metrics Service.
+expected<extender::tls_options> serving_identity(std::string cert_pem, std::string key_pem, const char* what) {
   extender::tls_options t;
-  if (!o.tls_cert_file.empty()) {
-    auto cert = runtime::read_file(o.tls_cert_file);
-    if (!cert)
-      return error::bad_request("--tls-cert-file: " + cert.err().message);
-    auto key = runtime::read_file(o.tls_key_file);
-    if (!key)
-      return error::bad_request("--tls-private-key-file: " + key.err().message);
-    t.cert_pem = std::move(*cert);
-    t.key_pem = std::move(*key);
+  if (!cert_pem.empty()) {
+    t.cert_pem = std::move(cert_pem);
+    t.key_pem = std::move(key_pem);
     return t;
   }
   char host[256] = {};
@@ -121,10 +150,23 @@ expected<extender::tls_options> serving_identity(const engine_options& o) {
   auto id = extender::self_signed_identity("kozmo-controller", names, {"127.0.0.1", "::1"});
   if (!id)
     return id.err();
-  spdlog::info("http: serving metrics with a self-signed certificate (for {})", names.front());
+  spdlog::info("http: serving {} with a self-signed certificate (for {})", what, names.front());
   t.cert_pem = std::move(id->cert_pem);
   t.key_pem = std::move(id->key_pem);
   return t;
+}
+
+// The metrics address's certificate: the files given, else self-signed.
+expected<extender::tls_options> metrics_identity(const engine_options& o) {
+  if (o.tls_cert_file.empty())
+    return serving_identity({}, {}, "metrics");
+  auto cert = runtime::read_file(o.tls_cert_file);
+  if (!cert)
+    return error::bad_request("--tls-cert-file: " + cert.err().message);
+  auto key = runtime::read_file(o.tls_key_file);
+  if (!key)
+    return error::bad_request("--tls-private-key-file: " + key.err().message);
+  return serving_identity(std::move(*cert), std::move(*key), "metrics");
 }
 
 // Kozmo's CRDs embedded in the binary, applied to the embedded server (create or update), one
@@ -159,7 +201,7 @@ struct engine::impl {
   caf::actor recorder; // every actor's Events go through it
   caf::actor elector;  // with leader election
   std::shared_ptr<local_backend> http;
-  std::unique_ptr<extender::extender_server> metrics_server, probe_server;
+  std::unique_ptr<extender::extender_server> metrics_server, probe_server, extender_server;
   bool started = false;
   // Leader election: the controllers start when the elector says so, on its thread.
   mutable std::mutex lead_mu;
@@ -206,7 +248,8 @@ struct engine::impl {
   // whose own port carries them).
   status serve_http() {
     auto serve = [&](const std::string& address, std::vector<extender::route_kind> routes,
-                     std::unique_ptr<extender::extender_server>& out, const char* what, bool secure) -> status {
+                     std::unique_ptr<extender::extender_server>& out, const char* what,
+                     std::optional<extender::tls_options> tls) -> status {
       if (address.empty())
         return ok;
       auto listen = extender::parse_listen(address);
@@ -217,10 +260,7 @@ struct engine::impl {
       so.port = listen->second;
       so.routes = std::move(routes);
       so.backend_timeout = std::chrono::seconds(10);
-      if (secure) {
-        auto tls = serving_identity(opts);
-        if (!tls)
-          return tls.err();
+      if (tls) {
         so.tls = std::move(*tls);
         so.authorize = extender::delegated_access(cli);
       }
@@ -230,12 +270,41 @@ struct engine::impl {
       return ok;
     };
     using rk = extender::route_kind;
+    std::optional<extender::tls_options> metrics_tls;
+    if (opts.metrics_secure && !opts.metrics_address.empty()) {
+      auto tls = metrics_identity(opts);
+      if (!tls)
+        return tls.err();
+      metrics_tls = std::move(*tls);
+    }
     if (auto st = serve(opts.metrics_address, {rk::metrics, rk::inspect}, metrics_server, "metrics address",
-                       opts.metrics_secure); !st)
+                       std::move(metrics_tls)); !st)
       return st;
-    if (auto st = serve(opts.probe_address, {rk::healthz, rk::readyz}, probe_server, "health probe address", false);
+    if (auto st = serve(opts.probe_address, {rk::healthz, rk::readyz}, probe_server, "health probe address", {});
         !st)
       return st;
+    if (!opts.extender_address.empty()) {
+      std::optional<extender::tls_options> tls;
+      if (!opts.extender_insecure) {
+        auto id = serving_identity(opts.extender_cert_pem, opts.extender_key_pem, "the extender verbs");
+        if (!id)
+          return id.err();
+        id->client_ca_pem = opts.extender_client_ca_pem;
+        tls = std::move(*id);
+      }
+      http->set_extender(nullptr, error{opts.leader_election.enabled ? "this replica stands by (leader election): the "
+                                                                       "leader answers kube-scheduler"
+                                                                     : "the scheduler is starting",
+                                        503, "ServiceUnavailable"});
+      if (auto st = serve(opts.extender_address, {rk::filter, rk::preempt, rk::bind}, extender_server,
+                          "scheduler.extender.bindAddress", std::move(tls));
+          !st)
+        return st;
+      if (opts.extender_insecure)
+        spdlog::warn("http: kube-scheduler's extender verbs on {} over plain HTTP, for anyone who can reach it "
+                     "(scheduler.extender.insecure)",
+                     opts.extender_address);
+    }
     http->set_readiness([this]() -> std::string {
       std::lock_guard lock(lead_mu);
       if (!start_failure.empty())
@@ -248,7 +317,7 @@ struct engine::impl {
   }
 
   void stop_http() {
-    for (auto* srv : {&metrics_server, &probe_server})
+    for (auto* srv : {&metrics_server, &probe_server, &extender_server})
       if (*srv)
         (*srv)->stop();
   }
@@ -306,7 +375,8 @@ struct engine::impl {
     if (opts.quota)
       actors.push_back(quota::spawn_quota_controller(*sys, cli, pods_watch));
     if (run_scheduler()) {
-      if (auto st = spawn_scheduler(pods_watch, nodes_watch); !st)
+      auto st = opts.extender_address.empty() ? spawn_scheduler(pods_watch, nodes_watch) : spawn_extender();
+      if (!st)
         return st;
     }
     for (const auto& node : opts.nodes.nodes) {
@@ -357,6 +427,28 @@ struct engine::impl {
       gpus += n.gpus;
     spdlog::info("scheduler: configuration derived from {} GPU node(s), {} GPU(s)", shape.nodes.size(), gpus);
     return runtime::hived_config_from_shape(shape);
+  }
+
+  // kube-scheduler's extender: the extender actor owns the scheduler core and answers the verbs
+  // the extender address receives. Its configuration is the one given or derived now (nodes
+  // that join later need a restart here; direct mode follows them).
+  status spawn_extender() {
+    auto text = scheduler_yaml();
+    if (!text)
+      return text.err();
+    auto core = scheduler::scheduler_core::load(*text);
+    if (!core)
+      return error::bad_request("scheduler configuration: " + core.err().message);
+    scheduler::intake_options intake;
+    intake.default_virtual_cluster = scheduler::default_virtual_cluster(*text);
+    auto logic = std::make_shared<extender::extender_logic>(std::move(*core), intake);
+    extender::extender_actor_config ec;
+    ec.event_component = "kozmo-controller";
+    ec.recorder = recorder;
+    auto actor = extender::spawn_extender_actor(*sys, cli, logic, pods_watch, nodes_watch, ec);
+    actors.push_back(actor);
+    http->set_extender(extender::make_actor_backend(actor), error::internal("the extender stopped"));
+    return ok;
   }
 
   status spawn_scheduler(const caf::actor& pods_watch, const caf::actor& nodes_watch) {
@@ -468,8 +560,10 @@ void engine::stop() {
         .receive([](caf::unit_t) {}, [](caf::error&) {});
     d.elector = nullptr;
   }
-  if (d.http)
-    d.http->set_scheduler(nullptr); // inspect answers 503 from now on
+  if (d.http) { // inspect and the extender verbs answer 503 from now on
+    d.http->set_scheduler(nullptr);
+    d.http->set_extender(nullptr, error{"Kozmo is stopping", 503, "ServiceUnavailable"});
+  }
   d.scheduler = nullptr;
   d.recorder = nullptr;
   d.pods_watch = nullptr;
@@ -501,6 +595,10 @@ std::uint16_t engine::metrics_port() const {
 }
 
 std::uint16_t engine::probe_port() const { return impl_->probe_server ? impl_->probe_server->port() : 0; }
+
+std::uint16_t engine::extender_port() const {
+  return impl_->extender_server ? impl_->extender_server->port() : 0;
+}
 
 caf::actor_system& engine::system() { return *impl_->sys; }
 

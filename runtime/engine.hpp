@@ -92,6 +92,17 @@ struct engine_options {
   bool metrics_secure = false;
   std::string tls_cert_file;
   std::string tls_key_file;
+  // kube-scheduler's extender verbs (POST /v1/extender/filter, preempt, bind) on this address
+  // ("" = none). The scheduler then answers kube-scheduler instead of binding pods itself, and
+  // inspect (on metrics_address) reads its cells. TLS with the PEM given (else self-signed);
+  // callers with a client certificate extender_client_ca_pem signed pass (kube-scheduler's
+  // extender tlsConfig), others need a token allowed the URL, as on the metrics address.
+  // extender_insecure: plain HTTP that anyone may call (HiveD's way; an opt-in).
+  std::string extender_address;
+  std::string extender_cert_pem;
+  std::string extender_key_pem;
+  std::string extender_client_ca_pem;
+  bool extender_insecure = false;
 };
 
 class engine {
@@ -111,6 +122,7 @@ public:
   // The ports the HTTP endpoints listen on (0 when not served): for an address ending in :0.
   std::uint16_t metrics_port() const;
   std::uint16_t probe_port() const;
+  std::uint16_t extender_port() const; // 0 without extender_address
   // The client the actors use (shared; thread-safe).
   std::shared_ptr<client::client> api() const;
   // The actor system (for hosts that spawn their own actors next to Kozmo's).

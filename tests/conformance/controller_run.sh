@@ -97,12 +97,8 @@ leaderElection:
   retryPeriod: 1s
 client: {qps: 200, burst: 400}
 EOF
-port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-BASE=""
-for _ in $(seq 1 100); do
-  p=$((20000 + RANDOM % 12000)) # below the ephemeral range (32768 and up)
-  port_free "$p" && port_free $((p + 1)) && port_free $((p + 2)) && port_free $((p + 3)) && { BASE=$p; break; }
-done
+conformance_free_ports 4
+BASE=$FREE_PORT
 start_controller() { # NAME METRICS-PORT PROBE-PORT
   POD_NAME=kozmo-controller-$1 POD_NAMESPACE=kozmo-system setsid "$KOZMO" controller \
     --kubeconfig "$RUNDIR/kozmo-sa.kubeconfig" --config "$RUNDIR/kozmo.yaml" --leader-elect \

@@ -150,23 +150,24 @@ conformance_start_extender() {
   fi
 }
 
-# conformance_start_kube_scheduler REPO: kube-scheduler v1.20.2 with REPO's shipped
-#   deploy/scheduler/kube-scheduler-config.yaml, pointed at this run's kubeconfig and EXT_PORT
-#   (and without leader election: the kube-scheduler user may only hold the "kube-scheduler"
-#   lease), on a free port, logging to RUNDIR/kube-scheduler.log; returns once it is healthy
-#   (a failed check and the end of the run otherwise).
+# conformance_start_kube_scheduler REPO [URL TLS_DIR]: kube-scheduler v1.20.2 with REPO's shipped
+#   deploy/scheduler/kube-scheduler-config.yaml, pointed at this run's kubeconfig and the
+#   extender on EXT_PORT (or at URL, over HTTPS with the extender tlsConfig of TLS_DIR's ca.crt,
+#   client.crt and client.key), without leader election (the kube-scheduler user may only hold
+#   the "kube-scheduler" lease), on a free port, logging to RUNDIR/kube-scheduler.log; returns
+#   once it is healthy (a failed check and the end of the run otherwise).
 conformance_start_kube_scheduler() {
-  local repo=${1:?conformance_start_kube_scheduler REPO} pki=$RUNDIR/pki port="" p pid healthy=0
-  port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-  for _ in $(seq 1 200); do
-    p=$((20000 + (RANDOM * 32768 + RANDOM) % 12000))
-    port_in_use "$p" || { port=$p; break; }
-  done
+  local repo=${1:?conformance_start_kube_scheduler REPO} url=${2:-http://127.0.0.1:$EXT_PORT/v1/extender} tls=${3:-}
+  local pki=$RUNDIR/pki port pid healthy=0 https=()
+  [ -n "$tls" ] && https=(-e "s|enableHTTPS: false|enableHTTPS: true\n  tlsConfig: {caFile: $tls/ca.crt, certFile: $tls/client.crt, keyFile: $tls/client.key}|")
+  conformance_free_ports 1
+  port=$FREE_PORT
   sed -e "s|kubeconfig: \"\"|kubeconfig: $pki/kube-scheduler.kubeconfig|" \
-    -e "s|http://127.0.0.1:30096/v1/extender|http://127.0.0.1:$EXT_PORT/v1/extender|" \
+    -e "s|http://127.0.0.1:30096/v1/extender|$url|" "${https[@]}" \
     -e "s|leaderElect: true|leaderElect: false|" \
     "$repo/deploy/scheduler/kube-scheduler-config.yaml" >"$RUNDIR/kube-scheduler-config.yaml"
-  if ! grep -q "$EXT_PORT/v1/extender" "$RUNDIR/kube-scheduler-config.yaml" ||
+  if ! grep -q "urlPrefix: $url" "$RUNDIR/kube-scheduler-config.yaml" ||
+    { [ -n "$tls" ] && ! grep -q "caFile: $tls/ca.crt" "$RUNDIR/kube-scheduler-config.yaml"; } ||
     ! grep -q "kubeconfig: $pki" "$RUNDIR/kube-scheduler-config.yaml"; then
     bad "deploy/scheduler/kube-scheduler-config.yaml can be pointed at this run" "$(cat "$RUNDIR/kube-scheduler-config.yaml")"
     finish
@@ -187,6 +188,23 @@ conformance_start_kube_scheduler() {
     bad "kube-scheduler starts with the extender configuration" "$(tail -n 20 "$RUNDIR/kube-scheduler.log")"
     finish
   fi
+}
+
+# conformance_free_ports N: sets FREE_PORT to the first of N consecutive free loopback ports,
+#   below the ephemeral range (32768 and up), where no client connection takes one meanwhile.
+conformance_free_ports() {
+  local n=${1:?conformance_free_ports N} p i free
+  FREE_PORT=""
+  for _ in $(seq 1 100); do
+    p=$((20000 + RANDOM % 12000))
+    free=1
+    for ((i = 0; i < n; i++)); do
+      if (exec 3<>"/dev/tcp/127.0.0.1/$((p + i))") 2>/dev/null; then free=0; break; fi
+    done
+    ((free)) && { FREE_PORT=$p; return 0; }
+  done
+  bad "$n free ports"
+  finish
 }
 
 # within SECONDS NAME PATTERN CMD...: CMD's output matches PATTERN (grep -E) within SECONDS.

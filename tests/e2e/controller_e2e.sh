@@ -145,4 +145,35 @@ if [ "$BEFORE" = "$AFTER" ]; then ok "the running gangs still hold their nodes a
 eval "kill -TERM \$PID_$STANDBY"
 within 10 "a SIGTERM releases the Lease" "^$" holder
 
+# kube-scheduler's extender verbs (scheduler.extender): without a client CA the configuration is
+# refused unless plain HTTP is asked for; then the leader answers the verbs and a standby says
+# it stands by (503), so that kube-scheduler retries rather than placing on a stale view.
+printf 'scheduler:\n  extender: {bindAddress: "127.0.0.1:0"}\n' >"$WORK/ext-bad.yaml"
+expect_fail "an extender without a client CA is refused unless insecure: true" \
+  "scheduler.extender.clientCAFile: required" "$KOZMO" controller --config "$WORK/ext-bad.yaml"
+cat >"$WORK/ext.yaml" <<EOF
+scheduler:
+  extender: {bindAddress: "127.0.0.1:0", insecure: true}
+leaderElection: {leaseDuration: 4s, renewDeadline: 3s, retryPeriod: 1s, resourceName: kozmo-extender-e2e}
+EOF
+EXT=$(e2e_free_ports 4)
+start_extender() { # NAME EXTENDER-PORT PROBE-PORT
+  sed "s/127.0.0.1:0/127.0.0.1:$2/" "$WORK/ext.yaml" >"$WORK/ext-$1.yaml"
+  "$KOZMO" controller --config "$WORK/ext-$1.yaml" --enable scheduler --leader-elect --metrics-bind-address 0 \
+    --health-probe-bind-address "127.0.0.1:$3" >"$WORK/kozmo-ext-$1.log" 2>&1 &
+  PIDS+=($!)
+}
+start_extender a $EXT $((EXT + 1))
+within 15 "the first extender replica leads" "now leads" cat "$WORK/kozmo-ext-a.log"
+start_extender b $((EXT + 2)) $((EXT + 3))
+within 10 "the second extender replica stands by" "^ok$" curl -sS --max-time 2 "http://127.0.0.1:$((EXT + 3))/readyz"
+expect "it warns that the verbs are served over plain HTTP" "plain HTTP, for anyone who can reach it" \
+  cat "$WORK/kozmo-ext-a.log"
+filter() { # PORT: a filter for a pod that asks for no GPU
+  curl -sS --max-time 5 -w ' %{http_code}' -X POST "http://127.0.0.1:$1/v1/extender/filter" \
+    -d '{"Pod":{"metadata":{"name":"p","namespace":"default","uid":"u-p"},"spec":{"containers":[{"name":"c"}]}},"NodeNames":["kozmo-node-0"]}'
+}
+within 10 "the leader answers kube-scheduler's filter" "asks for no GPU.* 200$" filter $EXT
+expect "the standby answers 503, saying it stands by" "stands by .* 503$" filter $((EXT + 2))
+
 e2e_finish "controller e2e:"

@@ -78,3 +78,50 @@ TEST_CASE("every bad value names its field") {
   CHECK(message("gpus: {}") == "f.yaml: gpus: unknown section (known: tasks, scheduler, client, leaderElection)");
   CHECK(message("tasks: {default-cpus: lots}").rfind("f.yaml: ", 0) == 0);
 }
+
+TEST_CASE("scheduler.extender: kube-scheduler's verbs over mutual TLS, or plain HTTP only when asked") {
+  const std::string dir = "/tmp/kozmo-config-test-extender";
+  std::system(("mkdir -p " + dir).c_str());
+  for (const char* f : {"ca.crt", "tls.crt", "tls.key"})
+    std::ofstream(dir + "/" + f) << "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n";
+  std::ofstream(dir + "/empty.pem") << "";
+  auto parse = [&](const std::string& text) { return parse_config(text, "f.yaml", dir); };
+  auto message = [&](const std::string& text) {
+    auto c = parse(text);
+    return c ? std::string("accepted") : c.err().message;
+  };
+
+  auto none = parse("scheduler: {}");
+  REQUIRE(none.has_value());
+  CHECK(none->scheduler.extender.bind_address.empty()); // direct mode
+
+  auto mtls = parse("scheduler: {extender: {bindAddress: ':30096', certFile: tls.crt, keyFile: tls.key, "
+                    "clientCAFile: ca.crt}}");
+  REQUIRE(mtls.has_value());
+  CHECK(mtls->scheduler.extender.bind_address == ":30096");
+  CHECK(mtls->scheduler.extender.client_ca_pem.find("BEGIN CERTIFICATE") != std::string::npos);
+  CHECK(mtls->scheduler.extender.cert_pem.find("BEGIN CERTIFICATE") != std::string::npos);
+  CHECK_FALSE(mtls->scheduler.extender.insecure);
+
+  auto plain = parse("scheduler: {extender: {bindAddress: ':30096', insecure: true}}");
+  REQUIRE(plain.has_value());
+  CHECK(plain->scheduler.extender.insecure);
+
+  CHECK(message("scheduler: {extender: {bindAddress: ':30096'}}")
+            .rfind("f.yaml: scheduler.extender.clientCAFile: required", 0) == 0);
+  CHECK(message("scheduler: {extender: {clientCAFile: ca.crt}}")
+            .rfind("f.yaml: scheduler.extender.bindAddress: required", 0) == 0);
+  CHECK(message("scheduler: {extender: {bindAddress: ':1', clientCAFile: ca.crt, certFile: tls.crt}}") ==
+        "f.yaml: scheduler.extender.keyFile: certFile and keyFile go together");
+  CHECK(message("scheduler: {extender: {bindAddress: ':1', clientCAFile: nowhere.crt}}") ==
+        "f.yaml: scheduler.extender.clientCAFile: cannot read " + dir + "/nowhere.crt");
+  CHECK(message("scheduler: {extender: {bindAddress: ':1', clientCAFile: empty.pem}}") ==
+        "f.yaml: scheduler.extender.clientCAFile: empty.pem holds no PEM block");
+  CHECK(message("scheduler: {extender: {bindAddress: ':1', insecure: true, clientCAFile: ca.crt}}")
+            .rfind("f.yaml: scheduler.extender.insecure: true serves plain HTTP", 0) == 0);
+  CHECK(message("scheduler: {extender: {bindAddress: ':1', insecure: yes please}}") ==
+        "f.yaml: scheduler.extender.insecure: must be true or false");
+  CHECK(message("scheduler: {extender: {bindAddress: ':1', insecure: true, port: 1}}")
+            .rfind("f.yaml: scheduler.extender.port: unknown key", 0) == 0);
+  std::system(("rm -rf " + dir).c_str());
+}
