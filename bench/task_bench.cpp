@@ -372,7 +372,7 @@ void pure_rounds() {
     if (r.status)
       task->document["status"] = tasks::status_to_json(*r.status);
     for (auto& c : r.creates) {
-      auto p = k8s::from_json<k8s::pod>(c.pod);
+      auto p = k8s::from_json<k8s::pod>(c.object);
       p->metadata.uid = "pod-uid";
       p->status.phase = "Running";
       k8s::container_status cs;

@@ -399,6 +399,7 @@ struct engine::impl {
       tc.cli = cli;
       tc.platform = opts.task_platform;
       tc.recorder = recorder;
+      tc.training_jobs = opts.training; // the training controller carries the jobs out
       if (const char* ns = std::getenv("POD_NAMESPACE"); ns && *ns)
         tc.template_namespace = ns;
       for (auto& a : tasks::spawn_task_controller(*sys, pods_watch, std::move(tc)))

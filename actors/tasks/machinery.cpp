@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <tuple>
 
 namespace kozmo::tasks {
 namespace {
@@ -13,9 +14,9 @@ bool has_finalizer(const k8s::object_meta& meta) {
   return std::find(meta.finalizers.begin(), meta.finalizers.end(), keys::task_finalizer) != meta.finalizers.end();
 }
 
-std::optional<int> attempt_of(const k8s::pod& pod) {
-  auto it = pod.metadata.labels.find(keys::task_attempt);
-  if (it == pod.metadata.labels.end())
+std::optional<int> attempt_of(const k8s::object_meta& meta) {
+  auto it = meta.labels.find(keys::task_attempt);
+  if (it == meta.labels.end())
     return std::nullopt;
   int n = -1;
   auto [ptr, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), n);
@@ -25,6 +26,19 @@ std::optional<int> attempt_of(const k8s::pod& pod) {
 }
 
 std::string attempt_prefix(int attempt) { return "attempt " + std::to_string(attempt) + ": "; }
+
+// A pod the task controls itself (not one of its training job's).
+bool task_controls(const k8s::pod& pod, const k8s::object_meta& task) {
+  const auto* ref = pod.metadata.controller_ref();
+  return ref && ref->uid == task.uid;
+}
+
+object_kind kind_of(const owned_object& o) {
+  auto slash = o.object->api_version.find('/');
+  if (slash == std::string::npos)
+    return {"", o.object->api_version, o.resource};
+  return {o.object->api_version.substr(0, slash), o.object->api_version.substr(slash + 1), o.resource};
+}
 
 class round_builder {
 public:
@@ -117,12 +131,17 @@ private:
     release_pool();
     int last = next_.attempt;
     for (const auto* p : w_.pods) {
-      if (p->metadata.deletion_timestamp)
+      if (p->metadata.deletion_timestamp || !task_controls(*p, w_.task->metadata))
         continue;
-      auto a = attempt_of(*p);
+      auto a = attempt_of(p->metadata);
       bool earlier = a && *a < last;
       if (earlier || !pod_finished(*p))
         out_.deletes.push_back({p->metadata.name, p->metadata.uid});
+    }
+    for (const auto& o : w_.owned) {
+      auto a = attempt_of(o.object->metadata);
+      if (!o.object->metadata.deletion_timestamp && a && *a < last)
+        out_.deletes.push_back({o.object->metadata.name, o.object->metadata.uid, kind_of(o)});
     }
     if (has_finalizer(w_.task->metadata))
       out_.finalizer = finalizer_change::remove;
@@ -132,11 +151,16 @@ private:
     if (!has_finalizer(w_.task->metadata))
       return; // nothing of ours is left to give back
     for (const auto* p : w_.pods)
-      if (!p->metadata.deletion_timestamp)
+      if (!p->metadata.deletion_timestamp && task_controls(*p, w_.task->metadata))
         out_.deletes.push_back({p->metadata.name, p->metadata.uid});
+    for (const auto& o : w_.owned)
+      if (!o.object->metadata.deletion_timestamp)
+        out_.deletes.push_back({o.object->metadata.name, o.object->metadata.uid, kind_of(o)});
     if (!cur_.phase || !is_terminal(*cur_.phase)) {
       record(task_phase::aborted, "Deleted",
-             "the TaskExecution was deleted: its pods are deleted and its pool token is given back", "Normal", "Aborted");
+             std::string("the TaskExecution was deleted: its ") + (w_.owned.empty() ? "pods are" : "jobs are") +
+                 " deleted and its pool token is given back",
+             "Normal", "Aborted");
       next_.completion_time = w_.now;
       if (auto* rec = next_.current_attempt(); rec && !rec->end_time) {
         rec->phase = "Aborted";
@@ -204,6 +228,7 @@ private:
     ctx.attempt = attempt;
     ctx.interruptible = rec.interruptible;
     ctx.pods = w_.pods;
+    ctx.owned = w_.owned;
     ctx.plugin_state = state_for_attempt();
     ctx.now = w_.now;
     std::string tname = spec.pod_template_name.empty() ? cfg().default_pod_template_name : spec.pod_template_name;
@@ -226,6 +251,8 @@ private:
     next_.plugin_state = json::object{{"version", 1}, {"attempt", attempt}, {"data", std::move(a.plugin_state)}};
     if (!a.object.empty())
       rec.pod = a.object;
+    if (!a.job.empty())
+      rec.job = a.job;
 
     phase_info info = std::move(a.info);
     // Rule 5.
@@ -308,10 +335,11 @@ private:
   }
 
   task_round finish() {
-    // The plugin and the end-of-task rules may both ask to delete a pod: once is enough.
+    // The plugin and the end-of-task rules may both ask to delete an object: once is enough.
     auto& d = out_.deletes;
-    std::sort(d.begin(), d.end(), [](const delete_pod& a, const delete_pod& b) { return a.name < b.name; });
-    d.erase(std::unique(d.begin(), d.end(), [](const delete_pod& a, const delete_pod& b) { return a.name == b.name; }),
+    auto key = [](const delete_object& x) { return std::tie(x.kind.resource, x.name); };
+    std::sort(d.begin(), d.end(), [&](const delete_object& a, const delete_object& b) { return key(a) < key(b); });
+    d.erase(std::unique(d.begin(), d.end(), [&](const delete_object& a, const delete_object& b) { return key(a) == key(b); }),
             d.end());
     if (next_ != cur_)
       out_.status = std::move(next_);
@@ -324,7 +352,7 @@ private:
 std::vector<const k8s::pod*> pods_of_attempt(const std::vector<const k8s::pod*>& pods, int attempt) {
   std::vector<const k8s::pod*> out;
   for (const auto* p : pods)
-    if (auto a = attempt_of(*p); a && *a == attempt)
+    if (auto a = attempt_of(p->metadata); a && *a == attempt)
       out.push_back(p);
   return out;
 }

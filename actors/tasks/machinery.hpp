@@ -27,7 +27,9 @@
 //     controller.
 //  8. When the task ends, pods of earlier attempts are deleted; the last attempt's pod stays
 //     (kubectl logs, describe) until the task is deleted, unless it still runs (a pod task's
-//     sidecars), in which case it is deleted.
+//     sidecars), in which case it is deleted. Other objects (a training job) are treated alike:
+//     earlier attempts' are deleted, the last one's stays. Pods another object controls (a
+//     job's) are that object's to delete, never the machinery's.
 #pragma once
 
 #include "actors/tasks/plugin.hpp"
@@ -58,7 +60,8 @@ struct task_world {
   // The task's status as decoded from task->document (a caller that keeps it decoded passes it;
   // null: decoded here).
   const task_status* status = nullptr;
-  std::vector<const k8s::pod*> pods; // the task's pods, every attempt
+  std::vector<const k8s::pod*> pods; // the task's pods, every attempt (a training job's too)
+  std::vector<owned_object> owned;   // the task's other objects (training jobs)
   const platform_config* config = nullptr;
   const plugin_registry* plugins = nullptr;
   pool_grant grant;
@@ -77,8 +80,8 @@ enum class pool_action { none, acquire, release };
 
 struct task_round {
   std::optional<task_status> status; // the new status, when it changed
-  std::vector<create_pod> creates;
-  std::vector<delete_pod> deletes;
+  std::vector<create_object> creates;
+  std::vector<delete_object> deletes;
   std::vector<task_event> events;
   finalizer_change finalizer = finalizer_change::none;
   pool_action pool = pool_action::none;

@@ -1,6 +1,7 @@
 #include "actors/tasks/plugin.hpp"
 
 #include "actors/tasks/pod_plugin.hpp"
+#include "actors/tasks/training_plugin.hpp"
 
 namespace kozmo::tasks {
 
@@ -20,10 +21,13 @@ std::vector<std::string> plugin_registry::types() const {
   return out;
 }
 
-plugin_registry plugin_registry::with_builtins() {
+plugin_registry plugin_registry::with_builtins(bool training_jobs) {
   plugin_registry r;
   r.add(container_plugin());
   r.add(pod_plugin());
+  if (training_jobs)
+    for (const auto& t : training_task_types())
+      r.add(training_plugin(t));
   return r;
 }
 

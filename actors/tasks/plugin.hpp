@@ -1,4 +1,4 @@
-// The plugin contract: how one kind of task (a container, a pod; training jobs next) runs an
+// The plugin contract: how one kind of task (a container, a pod, a training job) runs an
 // attempt. The machinery (machinery.hpp) owns everything around it: the task's phases and
 // versions, retries, the pool token, timeouts, events, the finalizer. Pure: no CAF, no I/O.
 //
@@ -28,6 +28,23 @@
 
 namespace kozmo::tasks {
 
+// A kind the task owns besides pods (a training job), by its REST resource; an empty resource
+// means pods.
+struct object_kind {
+  std::string group;
+  std::string version;
+  std::string resource;
+  bool is_pod() const { return resource.empty() || resource == "pods"; }
+  friend bool operator==(const object_kind&, const object_kind&) = default;
+};
+
+// An object of such a kind that the task owns (by controller reference or the
+// kozmo.io/task-name label).
+struct owned_object {
+  std::string resource; // "pytorchjobs"
+  const k8s::custom_object* object = nullptr;
+};
+
 // What a plugin reads: the task, the attempt, what the attempt owns, and the platform.
 struct task_context {
   const k8s::custom_object* task = nullptr;
@@ -41,49 +58,54 @@ struct task_context {
   std::string template_name;
   bool template_known = false;
   const json::value* pod_template = nullptr;
-  // The task's pods, every attempt (the plugin picks its own by label).
+  // The task's pods, every attempt (the plugin picks its own by label), and its other objects.
   std::vector<const k8s::pod*> pods;
+  std::vector<owned_object> owned;
   json::value plugin_state; // what the previous round wrote (null on the attempt's first)
   time_point now;
 };
 
-// What a plugin asks for.
-struct create_pod {
-  json::value pod;
+// What a plugin asks for: a pod, or an object of another kind (`kind`).
+struct create_object {
+  json::value object;
+  object_kind kind;
 };
-struct delete_pod {
+struct delete_object {
   std::string name;
   std::string uid;
+  object_kind kind;
 };
 
 struct plugin_answer {
   phase_info info;
-  std::vector<create_pod> creates;
-  std::vector<delete_pod> deletes;
+  std::vector<create_object> creates;
+  std::vector<delete_object> deletes;
   json::value plugin_state; // stored for the next round (null: none)
-  std::string object;       // the name of what the attempt runs (its pod), for status.attempts
+  std::string object;       // the name of the attempt's pod, for status.attempts[].pod
+  std::string job;          // training: the attempt's job ("PyTorchJob/<name>"), for status.attempts[].job
   bool needs_template = false; // ask the store for ctx.template_name, then call again
 };
 
 class plugin {
 public:
   virtual ~plugin() = default;
-  // The registry key, spec.type: "container", "pod".
+  // The registry key, spec.type: "container", "pod", "pytorch", ...
   virtual std::string type() const = 0;
   virtual plugin_answer handle(const task_context& ctx) const = 0;
-  virtual std::vector<delete_pod> abort(const task_context& ctx) const = 0;
-  virtual std::vector<delete_pod> finalize(const task_context& ctx) const = 0;
+  virtual std::vector<delete_object> abort(const task_context& ctx) const = 0;
+  virtual std::vector<delete_object> finalize(const task_context& ctx) const = 0;
 };
 
-// The plugins by spec.type. Open: the training-job plugins register here next.
+// The plugins by spec.type.
 class plugin_registry {
 public:
   void add(std::shared_ptr<const plugin> p);
   const plugin* find(const std::string& type) const;
   std::vector<std::string> types() const;
 
-  // The container and pod plugins.
-  static plugin_registry with_builtins();
+  // The container and pod plugins and, with `training_jobs` (the training controller runs to
+  // carry the jobs out), one per training kind (training_plugin.hpp).
+  static plugin_registry with_builtins(bool training_jobs = false);
 
 private:
   std::vector<std::shared_ptr<const plugin>> plugins_;

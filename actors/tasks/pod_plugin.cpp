@@ -75,8 +75,8 @@ public:
     return a;
   }
 
-  std::vector<delete_pod> abort(const task_context& ctx) const override {
-    std::vector<delete_pod> out;
+  std::vector<delete_object> abort(const task_context& ctx) const override {
+    std::vector<delete_object> out;
     for (const auto* p : pods_of_attempt(ctx.pods, ctx.attempt))
       if (!p->metadata.deletion_timestamp)
         out.push_back({p->metadata.name, p->metadata.uid});
@@ -84,8 +84,8 @@ public:
   }
 
   // Sidecars of a pod task run on after the primary container ends: stop them.
-  std::vector<delete_pod> finalize(const task_context& ctx) const override {
-    std::vector<delete_pod> out;
+  std::vector<delete_object> finalize(const task_context& ctx) const override {
+    std::vector<delete_object> out;
     for (const auto* p : pods_of_attempt(ctx.pods, ctx.attempt))
       if (!p->metadata.deletion_timestamp && !pod_finished(*p))
         out.push_back({p->metadata.name, p->metadata.uid});

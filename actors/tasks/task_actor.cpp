@@ -4,6 +4,7 @@
 #include "actors/controller/object_view.hpp"
 #include "actors/controller/pass_control.hpp"
 #include "actors/controller/spawn_child.hpp"
+#include "actors/controller/supervisor_actor.hpp"
 #include "actors/tasks/machinery.hpp"
 #include "actors/tasks/task_metrics.hpp"
 #include "k8s/client/retry.hpp"
@@ -17,6 +18,8 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include <map>
+
 namespace kozmo::tasks {
 namespace {
 
@@ -25,6 +28,11 @@ using wake_atom = caf::atom_constant<caf::atom("wake")>;
 using controller::plan;
 using controller::plan_outcome;
 
+struct owned_object_entry {
+  std::string resource;
+  std::shared_ptr<const k8s::custom_object> object;
+};
+
 struct task_state {
   static inline const char* name = "task_execution";
 
@@ -32,6 +40,8 @@ struct task_state {
   controller::child_tools tools;
   std::shared_ptr<const k8s::custom_object> task;
   controller::object_view<k8s::pod> pods;
+  // The task's other objects (training jobs), by "resource/name".
+  std::map<std::string, owned_object_entry> owned;
   pool_grant grant;
   // The pool a request is out for (or held from); shared with the exit handler, which may run
   // after the state is gone.
@@ -70,6 +80,40 @@ client::resource_ref task_ref(task_actor* self, std::string subresource = {}) {
 
 client::resource_ref pods_ref(task_actor* self, const std::string& name = {}) {
   return {"", "v1", "pods", self->state.task->metadata.namespace_, name, ""};
+}
+
+// Where a plugin's object lives: a pod, or another kind (a training job).
+client::resource_ref ref_of(task_actor* self, const object_kind& kind, const std::string& name = {}) {
+  if (kind.is_pod())
+    return pods_ref(self, name);
+  return {kind.group, kind.version, kind.resource, self->state.task->metadata.namespace_, name, ""};
+}
+
+// A newer copy of an owned object (a watch event, an answer or a re-read); null object: gone.
+void take_owned(task_actor* self, const std::string& resource, std::shared_ptr<const k8s::custom_object> obj,
+                bool gone = false) {
+  auto& owned = self->state.owned;
+  std::string key = resource + "/" + obj->metadata.name;
+  auto it = owned.find(key);
+  if (gone) {
+    if (it != owned.end() && it->second.object->metadata.uid == obj->metadata.uid)
+      owned.erase(it);
+    return;
+  }
+  if (it != owned.end() && it->second.object->metadata.uid == obj->metadata.uid &&
+      controller::older_than(obj->metadata.resource_version, it->second.object->metadata.resource_version))
+    return;
+  owned[key] = {resource, std::move(obj)};
+}
+
+void take_owned_json(task_actor* self, const std::string& resource, json::value&& doc) {
+  auto obj = k8s::custom_object_from(std::move(doc));
+  if (!obj)
+    return;
+  const auto* owner = obj->metadata.controller_ref();
+  if (!owner || owner->uid != self->state.task->metadata.uid)
+    return;
+  take_owned(self, resource, std::make_shared<const k8s::custom_object>(std::move(*obj)));
 }
 
 void request_round(task_actor* self) {
@@ -166,9 +210,9 @@ plan plan_of(task_actor* self, task_round& r) {
     wrote_task = true;
   }
   for (auto& d : r.deletes)
-    p.steps.push_back(controller::delete_step{pods_ref(self, d.name), d.uid, ""});
+    p.steps.push_back(controller::delete_step{ref_of(self, d.kind, d.name), d.uid, ""});
   for (auto& c : r.creates)
-    p.steps.push_back(controller::create_step{pods_ref(self), std::move(c.pod)});
+    p.steps.push_back(controller::create_step{ref_of(self, c.kind), std::move(c.object)});
   if (r.finalizer == finalizer_change::remove)
     p.steps.push_back(controller::patch_step{task_ref(self), client::patch_type::merge,
                                              finalizers_patch(t.metadata, false), wrote_task});
@@ -201,14 +245,21 @@ void take_pod(task_actor* self, const json::value& doc) {
 }
 
 void note_answer(task_actor* self, const controller::step& s, json::value& answer) {
-  if (std::holds_alternative<controller::create_step>(s)) {
-    count_pod_created();
-    take_pod(self, answer);
+  if (const auto* c = std::get_if<controller::create_step>(&s)) {
+    if (c->where.resource == "pods") {
+      count_pod_created();
+      take_pod(self, answer);
+    } else {
+      take_owned_json(self, c->where.resource, std::move(answer));
+    }
   } else if (const auto* d = std::get_if<controller::delete_step>(&s)) {
     // Gone from this actor's view at once: the watch's later echo comes with its
     // deletionTimestamp, which rounds leave alone.
-    if (auto it = self->state.pods.items.find(d->ref.name); it != self->state.pods.items.end())
+    if (d->ref.resource != "pods") {
+      self->state.owned.erase(d->ref.resource + "/" + d->ref.name);
+    } else if (auto it = self->state.pods.items.find(d->ref.name); it != self->state.pods.items.end()) {
       self->state.pods.items.erase(it);
+    }
   } else if (const auto* p = std::get_if<controller::patch_step>(&s)) {
     // The status write that ended the task counts it, once: the patch holds the phase only when
     // it changes, and a task enters Succeeded or Failed once.
@@ -235,8 +286,11 @@ void on_outcome(task_actor* self, plan_outcome& out) {
   }
   if (out.what == plan_outcome::result::failed) {
     if (out.reread) {
-      if (std::holds_alternative<controller::create_step>(p.steps[out.failed_step]))
-        take_pod(self, *out.reread);
+      if (const auto* c = std::get_if<controller::create_step>(&p.steps[out.failed_step]))
+        if (c->where.resource == "pods")
+          take_pod(self, *out.reread);
+        else
+          take_owned_json(self, c->where.resource, std::move(*out.reread));
       else
         take_task(self, std::move(*out.reread));
     }
@@ -280,6 +334,8 @@ void run(task_actor* self) {
   w.status = &current_status(self);
   for (const auto& [_, p] : st.pods.items)
     w.pods.push_back(p.get());
+  for (const auto& [_, o] : st.owned)
+    w.owned.push_back({o.resource, o.object.get()});
   w.config = st.cfg->platform.get();
   w.plugins = st.cfg->plugins.get();
   w.grant = st.grant;
@@ -343,6 +399,8 @@ caf::behavior task_behavior(task_actor* self, std::shared_ptr<const task_actor_c
   st.task = std::move(task);
   for (auto& p : view.pods)
     st.pods.upsert(std::move(p));
+  for (auto& o : view.others)
+    take_owned(self, o.resource, std::move(o.object));
   // A task that holds a token (its status says so) tells the resource manager again: the
   // manager restored it from the statuses already, and asking is idempotent.
   if (const auto& s = current_status(self); s.pool_held && !s.pool.empty() && !(s.phase && is_terminal(*s.phase)))
@@ -356,6 +414,12 @@ caf::behavior task_behavior(task_actor* self, std::shared_ptr<const task_actor_c
   return {
       [self](object_event<k8s::custom_object>& ev) { on_task(self, ev); },
       [self](object_event<k8s::pod>& ev) { on_pod(self, ev); },
+      [self](controller::owned_event& ev) {
+        if (!ev.object || ev.object->metadata.namespace_ != self->state.task->metadata.namespace_)
+          return;
+        take_owned(self, ev.resource, ev.object, ev.type == watch::event_type::deleted);
+        request_round(self);
+      },
       [self](pool_granted& g) {
         auto& st = self->state;
         if (g.pool != *st.pool_asked)

@@ -8,6 +8,7 @@
 #include "actors/tasks/task_actor.hpp"
 #include "actors/tasks/task_spec.hpp"
 #include "actors/tasks/template_store_actor.hpp"
+#include "actors/tasks/training_plugin.hpp"
 #include "k8s/client/client.hpp"
 #include "k8s/model/kozmo_keys.hpp"
 
@@ -34,7 +35,7 @@ std::vector<caf::actor> spawn_task_controller(caf::actor_system& sys, caf::actor
 
   auto task_cfg = std::make_shared<task_actor_config>();
   task_cfg->platform = std::make_shared<const platform_config>(std::move(cfg.platform));
-  task_cfg->plugins = std::make_shared<const plugin_registry>(plugin_registry::with_builtins());
+  task_cfg->plugins = std::make_shared<const plugin_registry>(plugin_registry::with_builtins(cfg.training_jobs));
   task_cfg->pools = pools;
   task_cfg->templates = templates;
 
@@ -44,6 +45,11 @@ std::vector<caf::actor> spawn_task_controller(caf::actor_system& sys, caf::actor
   sc.ns = cfg.ns;
   sc.primaries.push_back({{group, version, task_resource, "", "", ""}, task_kind, api_version});
   sc.pods_watch = std::move(pods_watch);
+  if (cfg.training_jobs)
+    for (const auto& type : training_task_types()) {
+      auto k = training_job_kind(type);
+      sc.owned.push_back({{k.group, k.version, k.resource, "", "", ""}, keys::task_name});
+    }
   sc.route_label = keys::task_name;
   sc.recorder = cfg.recorder;
   std::shared_ptr<const task_actor_config> shared = std::move(task_cfg);

@@ -4,6 +4,7 @@
 //   taskexecutions watch ──object_event<custom_object>──▶ supervisor ──spawns / stops (by uid)──▶ task
 //   pods watch (shared) ──object_event<pod>──▶ supervisor ──routes by controller uid and the
 //                                              kozmo.io/task-name label──▶ task
+//   training jobs watches (with training_jobs) ──owned_event──▶ supervisor ──same routes──▶ task
 //   task ──▶ resource manager (ResourcePools)      task ──▶ template store (PodTemplates)
 #pragma once
 
@@ -28,6 +29,10 @@ struct task_controller_config {
   std::string ns;                                   // restrict to one namespace ("" = all)
   std::string template_namespace = "kozmo-system";  // where platform-wide PodTemplates live
   caf::actor recorder;                              // the process's event recorder; null: its own
+  // Training-job tasks (spec.type pytorch, tensorflow, ...): only where the training controller
+  // runs and the training CRDs are installed, since the task controller then watches the jobs
+  // it owns (those labelled kozmo.io/task-name).
+  bool training_jobs = false;
 };
 
 // Spawns the supervisor, the resource manager and the template store; `pods_watch` is the

@@ -68,7 +68,8 @@ status render_list(json::value& container, const char* key, const template_value
 }
 
 
-status customize_containers(json::value& spec, const attempt_pod_input& in, const template_values& values) {
+status customize_containers(json::value& spec, const attempt_pod_input& in, const template_values& values,
+                            const pod_spec_site& site) {
   auto env = identity_env(in);
   bool container_task = in.spec->type == "container";
   for (const char* list_key : {"initContainers", "containers"}) {
@@ -77,12 +78,12 @@ status customize_containers(json::value& spec, const attempt_pod_input& in, cons
       continue;
     for (auto& c : list->as_array()) {
       std::string name = c.get_string("name");
-      std::string where = container_task ? "spec.container" : "spec.pod.spec." + std::string(list_key) + "[" + name + "]";
+      std::string where = container_task ? "spec.container" : site.path + "." + list_key + "[" + name + "]";
       for (const char* key : {"command", "args"})
         if (auto st = render_list(c, key, values, where); !st)
           return st;
       k8s::add_env_if_absent(c, env);
-      bool primary = name == in.spec->primary_container && std::string(list_key) == "containers";
+      bool primary = name == site.primary && std::string(list_key) == "containers";
       resource_mode mode = !primary ? resource_mode::ensure_in_range
                                     : (container_task ? resource_mode::assign : resource_mode::merge_existing);
       static const json::value none;
@@ -145,15 +146,21 @@ expected<json::value> build_attempt_pod(const attempt_pod_input& in) {
   }
 
   json::value& pod_spec = pod["spec"];
-  if (auto st = customize_containers(pod_spec, in, values_for(in, name)); !st)
+  if (auto st = decorate_pod_spec(pod_spec, in, {spec.primary_container, "spec.pod.spec", name}); !st)
     return st.err();
   pod_spec["restartPolicy"] = "Never";
+  return pod;
+}
+
+status decorate_pod_spec(json::value& pod_spec, const attempt_pod_input& in, const pod_spec_site& site) {
+  if (auto st = customize_containers(pod_spec, in, values_for(in, site.pod_name), site); !st)
+    return st;
   if (pod_spec.get_string("schedulerName").empty() && !in.config->scheduler_name.empty())
     pod_spec["schedulerName"] = in.config->scheduler_name;
   apply_interruptible_and_defaults(pod_spec, in.interruptible, *in.config);
-  if (spec.accelerator)
-    apply_gpu_selectors(pod_spec, *spec.accelerator, *in.config);
-  return pod;
+  if (in.spec->accelerator)
+    apply_gpu_selectors(pod_spec, *in.spec->accelerator, *in.config);
+  return ok;
 }
 
 } // namespace kozmo::tasks

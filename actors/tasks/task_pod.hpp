@@ -38,6 +38,20 @@ inline constexpr const char* outputs_path = "/var/kozmo/outputs";
 // Errors are the user's (a template variable that does not exist): the task fails with them.
 expected<json::value> build_attempt_pod(const attempt_pod_input& in);
 
+// Where a pod spec sits in what the task builds, for decorate_pod_spec.
+struct pod_spec_site {
+  std::string primary;  // the container spec.resources applies to
+  std::string path;     // error messages: "spec.pod.spec", "spec.job.pytorchReplicaSpecs.Worker.template.spec"
+  std::string pod_name; // {{ .PerRetryUniqueKey }} in command templates
+};
+
+// What the task adds to a pod spec it runs (the attempt's pod, each replica template of a
+// training job): command and args templates rendered, identity env and spec.environment where
+// a container does not set them, resources (the primary container merged with spec.resources,
+// assigned for a container task; the others kept in range), the platform's scheduler name when
+// none is named, and placement (interruptible, GPU selectors). Errors are the user's.
+status decorate_pod_spec(json::value& pod_spec, const attempt_pod_input& in, const pod_spec_site& site);
+
 // The controller reference a task puts on what it creates.
 json::value owner_reference(const k8s::custom_object& task);
 

@@ -183,6 +183,19 @@ expected<task_spec> decode_task(const k8s::custom_object& task, const std::vecto
     if (container && !container->is_null())
       return invalid("spec.container", "{...}", "type pod takes spec.pod, not spec.container");
   }
+  const json::value* job = spec->find("job");
+  bool pod_type = out.type == "container" || out.type == "pod";
+  if (pod_type && job && !job->is_null())
+    return invalid("spec.job", "{...}", "type " + out.type + " takes spec." + out.type + ", not spec.job");
+  if (!pod_type) { // a training job: its spec as users write it; the plugin validates it as the kind
+    if (!job || !job->is_object())
+      return required("spec.job", "type " + out.type + " needs spec.job: the training job's spec as written for "
+                                  "its kind (replica specs, runPolicy, ...)");
+    for (const char* other : {"container", "pod"})
+      if (const auto* v = spec->find(other); v && !v->is_null())
+        return invalid(std::string("spec.") + other, "{...}", "type " + out.type + " takes spec.job, not spec." + other);
+    out.job = *job;
+  }
 
   out.pod_template_name = spec->get_string("podTemplateName");
   if (const auto* v = spec->find("interruptible"); v && !v->is_null()) {

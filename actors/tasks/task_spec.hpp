@@ -1,9 +1,11 @@
 // A TaskExecution (kozmo.io/v1alpha1) as the task machinery reads it: the spec users write,
 // decoded and validated once per change. Pure: no CAF, no I/O.
 //
-//   spec.type            "container" | "pod" (the plugin registry is open: training kinds next)
+//   spec.type            "container" | "pod" | a training kind: "pytorch", "tensorflow", "mpi",
+//                        "xgboost", "paddle", "jax", "caffe2" (registered when training runs)
 //   spec.container       image, command, args, env, resources ("gpu" names the GPU resource)
 //   spec.pod             primaryContainerName + a pod spec (sidecars allowed)
+//   spec.job             training types: the job's spec as written for its kind
 //   spec.podTemplateName a PodTemplate of the task's namespace, merged under the task
 //   spec.interruptible   bool; spec.retries (user-error retries); spec.timeout (Go duration)
 //   spec.gpuAccelerator  device, partitionSize | unpartitioned
@@ -48,6 +50,7 @@ struct task_spec {
   // spec as written. Kept as JSON so every field the user wrote reaches the pod.
   json::value container;
   json::value pod_spec;
+  json::value job; // training types: the job's spec as written (pytorchReplicaSpecs, runPolicy, ...)
   std::string primary_container; // type pod: spec.pod.primaryContainerName; container: its name
   std::string pod_template_name;
   bool interruptible = false;

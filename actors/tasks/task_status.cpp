@@ -53,6 +53,7 @@ task_status status_from_json(const json::value& status) {
       attempt_record r;
       r.attempt = read_int(a, "attempt");
       r.pod = a.get_string("pod");
+      r.job = a.get_string("job");
       r.phase = a.get_string("phase");
       r.reason = a.get_string("reason");
       r.message = a.get_string("message");
@@ -98,7 +99,10 @@ json::value status_to_json(const task_status& s) {
   for (const auto& a : s.attempts) {
     json::value r = json::object{};
     r["attempt"] = a.attempt;
-    r["pod"] = a.pod;
+    if (!a.pod.empty() || a.job.empty())
+      r["pod"] = a.pod;
+    if (!a.job.empty())
+      r["job"] = a.job;
     r["phase"] = a.phase;
     if (!a.reason.empty())
       r["reason"] = a.reason;

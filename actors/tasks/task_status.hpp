@@ -31,6 +31,7 @@ struct attempt_record {
   bool interruptible = false;
   std::optional<time_point> start_time;
   std::optional<time_point> end_time;
+  std::string job; // a training task's job ("PyTorchJob/<name>")
   friend bool operator==(const attempt_record&, const attempt_record&) = default;
 };
 

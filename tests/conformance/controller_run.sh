@@ -7,7 +7,7 @@
 #    ServiceAccount kozmo-system/kozmo-controller's token, so deploy/'s RBAC is exactly what they
 #    may do; simulated GPU nodes come from `kozmo kubelet` (admin credentials, it is not Kozmo);
 #  - one leads (the Lease, an Event, the leading gauge); a 4x2 GPU gang with schedulerName: kozmo
-#    is bound with bind-info; a GPU PyTorchJob and a container TaskExecution succeed;
+#    is bound with bind-info; a GPU PyTorchJob, a container and a pytorch TaskExecution succeed;
 #  - /metrics over TLS: 401 without a token, 403 for a token without the right, 200 for a
 #    ServiceAccount bound to deploy/'s kozmo-metrics-reader;
 #  - kill -9 of the leader: the standby leads within leaseDuration + its jittered retries, binds a
@@ -301,6 +301,39 @@ EOF
 within 60 "the TaskExecution reaches Succeeded" '^Succeeded$' k -n "$NS" get taskexecution hello -o 'jsonpath={.status.phase}'
 within 30 "its pool's token is given back" '^0$' \
   sh -c "kubectl --kubeconfig '$KC' get resourcepool ctl-pool-$NS -o 'jsonpath={.status.inUse}' | sed 's/^$/0/'"
+
+# A training task: its attempt is a PyTorchJob the task controller creates and watches.
+expect "create a pytorch TaskExecution (master + worker, 2 GPUs each)" 'created' k create -f - <<EOF
+apiVersion: kozmo.io/v1alpha1
+kind: TaskExecution
+metadata:
+  name: train-task
+  namespace: $NS
+spec:
+  type: pytorch
+  job:
+    pytorchReplicaSpecs:
+      Master:
+        replicas: 1
+        template:
+          metadata:
+            annotations: {kozmo.io/sim-duration: "2s", kozmo.io/sim-pull-duration: "200ms"}
+          spec:
+            containers:
+            - {name: pytorch, image: kubeflowkatib/pytorch-mnist:v1beta1-45c5727, resources: {limits: {nvidia.com/gpu: 2}}}
+      Worker:
+        replicas: 1
+        template:
+          metadata:
+            annotations: {kozmo.io/sim-duration: "2s", kozmo.io/sim-pull-duration: "200ms"}
+          spec:
+            containers:
+            - {name: pytorch, image: kubeflowkatib/pytorch-mnist:v1beta1-45c5727, resources: {limits: {nvidia.com/gpu: 2}}}
+EOF
+within 30 "the task's attempt is a PyTorchJob it owns" '^TaskExecution$' \
+  k -n "$NS" get pytorchjob train-task-0 -o 'jsonpath={.metadata.ownerReferences[0].kind}'
+within 60 "the pytorch TaskExecution reaches Succeeded" '^Succeeded$' \
+  k -n "$NS" get taskexecution train-task -o 'jsonpath={.status.phase}'
 
 # Take-over.
 eval "kill -9 \$PID_$LEADER"

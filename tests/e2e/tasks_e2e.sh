@@ -42,7 +42,7 @@ tasks:
   default-labels:
     platform: kozmo
 EOF
-e2e_start_local "$WORK/kubeconfig" "$WORK/kozmo.log" --nodes 2 --config "$WORK/config.yaml"
+e2e_start_local "$WORK/kubeconfig" "$WORK/kozmo.log" --nodes 2 --gpus-per-node 8 --config "$WORK/config.yaml"
 within 15 "the server answers kubectl" 'Server Version' k version
 within 15 "the TaskExecution and ResourcePool CRDs are installed at start" 'resourcepools.kozmo.io.*taskexecutions.kozmo.io' \
   sh -c "kubectl --cache-dir $WORK/cache get crd -o name | sort | tr '\n' ' '"
@@ -85,6 +85,24 @@ expect_fail "the API server refuses a task without spec.type" 'spec.type: Requir
 # ---- a pod task with a sidecar ----
 expect "kubectl apply -f examples/task-pod-sidecar.yaml" 'created' k apply -f "$EX/task-pod-sidecar.yaml"
 within 30 "the pod task succeeds when its primary container does" '^Succeeded//0$' phase_reason train-with-sidecar
+
+# ---- training-job tasks: a PyTorchJob per attempt, gang-bound, its pods demystified ----
+expect "kubectl apply -f examples/task-pytorch.yaml" 'created' k apply -f "$EX/task-pytorch.yaml"
+within 15 "the pytorch task creates a PyTorchJob owned by it" '^TaskExecution/mnist-task$' \
+  k get pytorchjob mnist-task-0 -o 'jsonpath={.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}'
+within 30 "the job's four 2-GPU pods are bound as one gang" '^4 4x2$' sh -c \
+  "kubectl --cache-dir $WORK/cache get pods -l kozmo.io/task-name=mnist-task -o jsonpath='{range .items[*]}{.spec.nodeName}{\"\\n\"}{end}' | grep -c . | tr '\n' ' ';
+   kubectl --cache-dir $WORK/cache get pod mnist-task-0-worker-0 -o jsonpath='{.metadata.annotations.kozmo\.io/gang-members}'"
+within 15 "the task says Running while the job runs" '^Running/' phase_reason mnist-task
+within 60 "the task Succeeds when the job does" '^Succeeded//0$' phase_reason mnist-task
+expect "its status names the job" '^PyTorchJob/mnist-task-0$' field mnist-task '.status.attempts[0].job'
+sed -e 's/name: mnist-task/name: bad-worker/' -e 's/retries: 1/retries: 2/' \
+  -e '/Worker:/,$ s|kozmo.io/sim-duration: "3s"|kozmo.io/sim-fail: InvalidImageName|' "$EX/task-pytorch.yaml" >"$WORK/bad-worker.yaml"
+expect "a pytorch task whose workers' image is invalid" 'created' k apply -f "$WORK/bad-worker.yaml"
+within 30 "fails with InvalidImageName at once, without a retry" '^Failed/InvalidImageName/0$' phase_reason bad-worker
+expect "its message names the worker pod and the job" 'pod bad-worker-0-worker-[0-2] of PyTorchJob bad-worker-0' \
+  field bad-worker .status.message
+within 15 "and its job is deleted" 'NotFound|not found' k get pytorchjob bad-worker-0
 
 # ---- a GPU task on an accelerator the nodes do not have says why it is queued ----
 expect "kubectl apply -f examples/task-gpu-accelerator.yaml" 'created' k apply -f "$EX/task-gpu-accelerator.yaml"

@@ -48,9 +48,15 @@ inline std::string container_spec(const std::string& extra = "", const std::stri
          (extra.empty() ? "" : "," + extra) + "}";
 }
 
+struct owned_object_entry {
+  std::string resource;
+  std::shared_ptr<k8s::custom_object> object;
+};
+
 struct fake_cluster {
   k8s::custom_object task;
   std::map<std::string, std::shared_ptr<k8s::pod>> pods; // by name
+  std::map<std::string, owned_object_entry> jobs;         // training jobs, by name
   platform_config config;
   plugin_registry plugins = plugin_registry::with_builtins();
   std::shared_ptr<pool_book> pools = std::make_shared<pool_book>(); // shared by clusters that share a manager
@@ -87,6 +93,8 @@ struct fake_cluster {
       w.task = &task;
       for (const auto& [_, p] : pods)
         w.pods.push_back(p.get());
+      for (const auto& [_, j] : jobs)
+        w.owned.push_back({j.resource, j.object.get()});
       w.config = &config;
       w.plugins = &plugins;
       w.grant = grant;
@@ -124,10 +132,19 @@ struct fake_cluster {
     for (const auto& e : r.events)
       events.push_back(e);
     for (const auto& d : r.deletes)
-      pods.erase(d.name);
+      d.kind.is_pod() ? pods.erase(d.name) : jobs.erase(d.name);
     for (const auto& c : r.creates) {
-      created.push_back(c.pod);
-      json::value doc = c.pod;
+      created.push_back(c.object);
+      json::value doc = c.object;
+      if (!c.kind.is_pod()) {
+        doc["metadata"]["uid"] = "job-uid-" + std::to_string(++uids);
+        doc["metadata"]["resourceVersion"] = "1";
+        auto j = k8s::from_json<k8s::custom_object>(doc);
+        REQUIRE(j.has_value());
+        std::string name = j->metadata.name;
+        jobs[name] = {c.kind.resource, std::make_shared<k8s::custom_object>(std::move(*j))};
+        continue;
+      }
       doc["metadata"]["uid"] = "pod-uid-" + std::to_string(++uids);
       doc["metadata"]["creationTimestamp"] = k8s::format_time(now);
       doc["status"] = json::object{{"phase", "Pending"}};
@@ -160,6 +177,36 @@ struct fake_cluster {
     return *it->second;
   }
   k8s::pod& pod_of_attempt(int attempt) { return pod(task.metadata.name + "-" + std::to_string(attempt)); }
+
+  k8s::custom_object& job(const std::string& name) {
+    auto it = jobs.find(name);
+    INFO("job " << name);
+    REQUIRE(it != jobs.end());
+    return *it->second.object;
+  }
+  // The training controller's part: sets the job's conditions ({"type":"Running","status":"True"}, ...).
+  void set_job_conditions(const std::string& name, const std::string& conditions_json) {
+    auto& j = job(name);
+    j.document["status"] = json::object{{"conditions", parse_json(conditions_json)}};
+  }
+  // A pod the training controller created for the job: the replica template's labels, the job
+  // as controlling owner, Pending.
+  k8s::pod& add_job_pod(const std::string& job_name, const std::string& pod_name, const std::string& container) {
+    auto& j = job(job_name);
+    const auto& labels = j.metadata.labels;
+    json::value doc = parse_json(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + pod_name +
+                                 R"(","namespace":"ml","uid":"pod-uid-)" + std::to_string(++uids) +
+                                 R"(","ownerReferences":[{"apiVersion":"kubeflow.org/v1","kind":"PyTorchJob","name":")" +
+                                 job_name + R"(","uid":")" + j.metadata.uid +
+                                 R"(","controller":true}]},"spec":{"containers":[{"name":")" + container +
+                                 R"(","image":"x"}]},"status":{"phase":"Pending"}})");
+    doc["metadata"]["labels"] = json::object{{keys::task_name, labels.at(keys::task_name)},
+                                             {keys::task_attempt, labels.at(keys::task_attempt)}};
+    auto p = k8s::from_json<k8s::pod>(doc);
+    REQUIRE(p.has_value());
+    pods[pod_name] = std::make_shared<k8s::pod>(std::move(*p));
+    return *pods[pod_name];
+  }
 
   void advance(std::chrono::milliseconds d) { now += d; }
   void deleting() { task.metadata.deletion_timestamp = now; }

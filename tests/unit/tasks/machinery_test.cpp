@@ -122,7 +122,7 @@ TEST_CASE("a retried ImagePullBackOff uses a retry, and the next attempt's pod i
   REQUIRE(r.status.has_value());
   CHECK(r.status->attempt == 1);
   REQUIRE(r.creates.size() == 1);
-  CHECK(r.creates[0].pod.at_path({"metadata"})->get_string("name") == "pull2-1");
+  CHECK(r.creates[0].object.at_path({"metadata"})->get_string("name") == "pull2-1");
   CHECK(c.pods.count("pull2-1") == 1);
   CHECK(c.pods.count("pull2-0") == 0);
 }
