@@ -10,6 +10,7 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include <mutex>
 #include <unordered_map>
 #include <utility>
 
@@ -20,10 +21,12 @@ using atoms::advance_atom;
 using atoms::heartbeat_atom;
 using atoms::register_atom;
 
+using secrets_atom = caf::atom_constant<caf::atom("secrets")>;
+
 struct tracked_pod {
   std::string ns;
   std::string name;
-  std::unique_ptr<pod_lifecycle> life;
+  std::unique_ptr<pod_lifecycle> life; // null while the pod's Secrets are being looked up
   std::uint64_t timer_generation = 0; // a timer carrying an older generation is stale
   bool stopping = false;
   // One status write in flight per pod: two concurrent merge patches may travel on different
@@ -143,6 +146,58 @@ void announce(kubelet_actor* self, const std::string& uid, const tracked_pod& p,
   }
 }
 
+// The Secrets a container's environment names (secretKeyRef, not optional): a real kubelet
+// resolves them before it starts the containers and, when one is missing, reports
+// CreateContainerConfigError with its reason. (Secret volumes are not modelled here.)
+std::vector<k8s::key_selector> env_secrets(const k8s::pod& pod) {
+  std::vector<k8s::key_selector> out;
+  for (const auto* list : {&pod.spec.init_containers, &pod.spec.containers})
+    for (const auto& c : *list)
+      for (const auto& e : c.env)
+        if (e.value_from && e.value_from->secret_key_ref && !e.value_from->secret_key_ref->optional.value_or(false))
+          out.push_back(*e.value_from->secret_key_ref);
+  return out;
+}
+
+// Looks the Secrets up, then starts the pod (secrets_atom): with the first missing one's message
+// as a CreateContainerConfigError, as a kubelet says it.
+void check_secrets(kubelet_actor* self, std::shared_ptr<const k8s::pod> pod, std::vector<k8s::key_selector> refs) {
+  struct pending {
+    std::size_t left;
+    std::vector<std::string> missing; // by the order of refs
+    std::mutex mu;
+  };
+  auto state = std::make_shared<pending>();
+  state->left = refs.size();
+  state->missing.resize(refs.size());
+  auto me = caf::actor_cast<caf::actor>(self);
+  const std::string ns = pod->metadata.namespace_;
+  for (std::size_t i = 0; i < refs.size(); ++i) {
+    self->state.cli->get({"", "v1", "secrets", ns, refs[i].name, ""},
+                         [state, i, ref = refs[i], ns, me, pod](expected<json::value> r) {
+                           std::string why;
+                           if (!r && r.err().code == 404)
+                             why = "secret \"" + ref.name + "\" not found";
+                           else if (!r)
+                             why = "cannot read secret \"" + ref.name + "\": " + r.err().message;
+                           else if (const auto* data = r->find("data"); !data || !data->find(ref.key))
+                             why = "couldn't find key " + ref.key + " in Secret " + ns + "/" + ref.name;
+                           std::lock_guard lock(state->mu);
+                           state->missing[i] = std::move(why);
+                           if (--state->left > 0)
+                             return;
+                           std::string first;
+                           for (const auto& m : state->missing)
+                             if (first.empty())
+                               first = m;
+                           caf::anon_send(me, secrets_atom::value, object_event<k8s::pod>{watch::event_type::added, pod, {}},
+                                          std::move(first));
+                         });
+  }
+}
+
+void start_pod(kubelet_actor* self, const k8s::pod& pod, const std::string& missing_secret);
+
 void on_pod(kubelet_actor* self, const object_event<k8s::pod>& ev) {
   auto& st = self->state;
   const k8s::pod& pod = *ev.object;
@@ -154,7 +209,9 @@ void on_pod(kubelet_actor* self, const object_event<k8s::pod>& ev) {
     return;
   }
   if (pod.metadata.deletion_timestamp) {
-    if (it == st.pods.end()) {
+    if (it == st.pods.end() || !it->second.life) { // not started (its Secrets still being looked up)
+      if (it != st.pods.end())
+        st.pods.erase(it);
       remove_pod_object(self, uid, pod.metadata.namespace_, pod.metadata.name);
       return;
     }
@@ -171,6 +228,21 @@ void on_pod(kubelet_actor* self, const object_event<k8s::pod>& ev) {
     return; // already running it; spec changes do not restart simulated containers
   if (pod.status.phase == "Succeeded" || pod.status.phase == "Failed")
     return; // finished before this kubelet (re)started
+  if (auto refs = env_secrets(pod); !refs.empty() && pod.status.phase != "Running") {
+    tracked_pod waiting;
+    waiting.ns = pod.metadata.namespace_;
+    waiting.name = pod.metadata.name;
+    st.pods.emplace(uid, std::move(waiting));
+    check_secrets(self, ev.object, std::move(refs));
+    return;
+  }
+  start_pod(self, pod, {});
+}
+
+void start_pod(kubelet_actor* self, const k8s::pod& pod, const std::string& missing_secret) {
+  auto& st = self->state;
+  const std::string& uid = pod.metadata.uid;
+  st.pods.erase(uid); // the placeholder of a Secret look-up
   tracked_pod p;
   p.ns = pod.metadata.namespace_;
   p.name = pod.metadata.name;
@@ -184,6 +256,10 @@ void on_pod(kubelet_actor* self, const object_event<k8s::pod>& ev) {
   sp.host_ip = st.cfg.node.internal_ip;
   sp.pod_ip = allocate_pod_ip(st);
   auto script = parse_pod_script(pod.metadata.annotations);
+  if (script && !missing_secret.empty()) {
+    script->failure = scripted_failure::create_container_config_error;
+    script->failure_message = missing_secret;
+  }
   if (!script) {
     // A broken script must not take the node down: the pod fails to start and says why.
     pod_script stuck;
@@ -323,6 +399,15 @@ caf::behavior kubelet(kubelet_actor* self, std::shared_ptr<client::client> cli, 
       [self](atoms::retry_atom) { register_node(self); },
       [self](atoms::renew_atom) { renew_lease(self, true); },
       [self](atoms::written_atom, const std::string& uid) { on_written(self, uid); },
+      [self](secrets_atom, const object_event<k8s::pod>& ev, const std::string& missing) {
+        auto it = self->state.pods.find(ev.object->metadata.uid);
+        if (it == self->state.pods.end() || it->second.life)
+          return; // deleted while its Secrets were looked up
+        if (!missing.empty())
+          spdlog::info("kubelet node={} pod={}/{}: {}", self->state.cfg.node.name, it->second.ns, it->second.name,
+                       missing);
+        start_pod(self, *ev.object, missing);
+      },
   };
 }
 

@@ -38,7 +38,9 @@ std::optional<duration> pod_lifecycle::advance(clock::time_point now) {
     case scripted_failure::create_container_config_error:
       stage_ = stage::stuck;
       waiting_reason_ = "CreateContainerConfigError";
-      waiting_message_ = "configmap or secret referenced by the container not found (simulated)";
+      waiting_message_ = script_.failure_message.empty()
+                             ? "configmap or secret referenced by the container not found (simulated)"
+                             : script_.failure_message;
       return std::nullopt;
     default:
       break;

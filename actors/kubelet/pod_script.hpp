@@ -44,6 +44,9 @@ struct pod_script {
   scripted_failure failure = scripted_failure::none;
   duration restart_backoff{10000};
   duration stop_duration{0};
+  // The waiting message of a create_container_config_error (a real kubelet's, such as
+  // `secret "db" not found`); empty: a generic one.
+  std::string failure_message;
 };
 
 inline constexpr std::string_view annotation_prefix = keys::sim_prefix;

@@ -98,6 +98,52 @@ status customize_containers(json::value& spec, const attempt_pod_input& in, cons
   return ok;
 }
 
+// spec.secrets: by reference only. Env values come from secretKeyRef; files from one secret
+// volume per Secret, each key mounted read-only at its path (subPath). Every container gets them.
+void add_secrets(json::value& pod_spec, const task_spec& spec) {
+  if (spec.secrets.empty())
+    return;
+  std::map<std::string, std::string> volume_of; // Secret → volume
+  for (const auto& sec : spec.secrets)
+    if (sec.as_file && !volume_of.count(sec.name))
+      volume_of.emplace(sec.name, "kozmo-secret-" + std::to_string(volume_of.size()));
+  if (!volume_of.empty()) {
+    json::value& volumes = pod_spec["volumes"];
+    if (!volumes.is_array())
+      volumes = json::array{};
+    for (const auto& [secret, volume] : volume_of)
+      volumes.as_array().push_back(json::object{{"name", volume}, {"secret", json::object{{"secretName", secret}}}});
+  }
+  for (const char* list_key : {"initContainers", "containers"}) {
+    json::value* list = pod_spec.find(list_key);
+    if (!list || !list->is_array())
+      continue;
+    for (auto& c : list->as_array()) {
+      for (const auto& sec : spec.secrets) {
+        if (sec.as_file) {
+          json::value& mounts = c["volumeMounts"];
+          if (!mounts.is_array())
+            mounts = json::array{};
+          mounts.as_array().push_back(json::object{{"name", volume_of.at(sec.name)},
+                                                   {"mountPath", sec.path},
+                                                   {"subPath", sec.key},
+                                                   {"readOnly", true}});
+          continue;
+        }
+        json::value& env = c["env"];
+        if (!env.is_array())
+          env = json::array{};
+        bool set = std::any_of(env.as_array().begin(), env.as_array().end(),
+                               [&](const json::value& e) { return e.get_string("name") == sec.env_var; });
+        if (!set)
+          env.as_array().push_back(json::object{
+              {"name", sec.env_var},
+              {"valueFrom", json::object{{"secretKeyRef", json::object{{"name", sec.name}, {"key", sec.key}}}}}});
+      }
+    }
+  }
+}
+
 } // namespace
 
 json::value owner_reference(const k8s::custom_object& task) {
@@ -155,6 +201,7 @@ expected<json::value> build_attempt_pod(const attempt_pod_input& in) {
 status decorate_pod_spec(json::value& pod_spec, const attempt_pod_input& in, const pod_spec_site& site) {
   if (auto st = customize_containers(pod_spec, in, values_for(in, site.pod_name), site); !st)
     return st;
+  add_secrets(pod_spec, *in.spec);
   if (pod_spec.get_string("schedulerName").empty() && !in.config->scheduler_name.empty())
     pod_spec["schedulerName"] = in.config->scheduler_name;
   apply_interruptible_and_defaults(pod_spec, in.interruptible, *in.config);

@@ -11,7 +11,8 @@
 //             resources.hpp (the primary container assigned or merged with spec.resources, the
 //             others kept in range); restartPolicy Never (retries are the task's); the
 //             platform's scheduler name when the pod names none; tolerations, node selector and
-//             node affinity per placement.hpp.
+//             node affinity per placement.hpp; spec.secrets by reference (env secretKeyRef, or a
+//             secret volume with each key mounted read-only at its path), in every container.
 #pragma once
 
 #include "actors/tasks/platform_config.hpp"

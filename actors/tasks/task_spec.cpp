@@ -5,6 +5,8 @@
 #include "k8s/model/time.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <map>
 #include <functional>
 
 namespace kozmo::tasks {
@@ -149,6 +151,93 @@ status decode_string_map(const json::value* m, const std::string& path,
   return ok;
 }
 
+// A DNS-1123 subdomain, as Secret names are.
+bool dns_subdomain(const std::string& s) {
+  if (s.empty() || s.size() > 253)
+    return false;
+  for (char c : s)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.'))
+      return false;
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  return alnum(s.front()) && alnum(s.back());
+}
+
+// A Secret's key: [-._a-zA-Z0-9]+.
+bool secret_key(const std::string& s) {
+  return !s.empty() && s.size() <= 253 && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_';
+  });
+}
+
+// An environment variable's name as the API server accepts it: [-._a-zA-Z][-._a-zA-Z0-9]*.
+bool env_name(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])))
+    return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_';
+  });
+}
+
+std::string default_env_var(const std::string& name, const std::string& key) {
+  std::string out = "KOZMO_SECRET_";
+  for (char c : name + "_" + key)
+    out += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : '_';
+  return out;
+}
+
+status decode_secrets(const json::value* list, task_spec& out) {
+  if (!list || list->is_null())
+    return ok;
+  if (!list->is_array())
+    return invalid("spec.secrets", json::dump(*list), "must be a list of {name, key, mountAs, envVar | path}");
+  std::map<std::string, std::string> taken; // env var or path → where
+  for (std::size_t i = 0; i < list->as_array().size(); ++i) {
+    const auto& item = list->as_array()[i];
+    std::string at = "spec.secrets[" + std::to_string(i) + "]";
+    if (!item.is_object())
+      return invalid(at, json::dump(item), "must be an object with name and key");
+    secret_ref r;
+    r.name = item.get_string("name");
+    r.key = item.get_string("key");
+    if (r.name.empty())
+      return required(at + ".name", "the Secret, in the task's namespace");
+    if (!dns_subdomain(r.name))
+      return invalid(at + ".name", quoted(r.name), "must be a Secret's name (lower case letters, digits, '-' and '.')");
+    if (r.key.empty())
+      return required(at + ".key", "the key of Secret " + quoted(r.name));
+    if (!secret_key(r.key))
+      return invalid(at + ".key", quoted(r.key), "must be a Secret's key (letters, digits, '-', '.' and '_')");
+    std::string mount = item.get_string("mountAs", "env");
+    if (mount != "env" && mount != "file")
+      return error::invalid(at + ".mountAs: Unsupported value: " + quoted(mount) + ": supported values: \"env\", \"file\"");
+    r.as_file = mount == "file";
+    const json::value* env_var = item.find("envVar");
+    const json::value* path = item.find("path");
+    if (r.as_file && env_var && !env_var->is_null())
+      return invalid(at + ".envVar", json::dump(*env_var), "mountAs file takes path, not envVar");
+    if (!r.as_file && path && !path->is_null())
+      return invalid(at + ".path", json::dump(*path), "mountAs env takes envVar, not path");
+    std::string place;
+    if (r.as_file) {
+      r.path = item.get_string("path", "/etc/kozmo/secrets/" + r.name + "/" + r.key);
+      bool dotdot = r.path.find("/../") != std::string::npos ||
+                    (r.path.size() >= 3 && r.path.compare(r.path.size() - 3, 3, "/..") == 0);
+      if (r.path.empty() || r.path[0] != '/' || r.path.back() == '/' || dotdot)
+        return invalid(at + ".path", quoted(r.path), "must be an absolute file path without '..'");
+      place = r.path;
+    } else {
+      r.env_var = item.get_string("envVar", default_env_var(r.name, r.key));
+      if (!env_name(r.env_var))
+        return invalid(at + ".envVar", quoted(r.env_var), "must be an environment variable's name");
+      place = "$" + r.env_var;
+    }
+    if (auto [it, fresh] = taken.emplace(place, at); !fresh)
+      return invalid(at, quoted(place), "is also where " + it->second + " goes");
+    out.secrets.push_back(std::move(r));
+  }
+  return ok;
+}
+
 } // namespace
 
 expected<task_spec> decode_task(const k8s::custom_object& task, const std::vector<std::string>& known_types) {
@@ -238,6 +327,8 @@ expected<task_spec> decode_task(const k8s::custom_object& task, const std::vecto
       !st)
     return st.err();
   out.output_prefix = spec->get_string("outputPrefix");
+  if (auto st = decode_secrets(spec->find("secrets"), out); !st)
+    return st.err();
   return out;
 }
 

@@ -12,6 +12,8 @@
 //   spec.resourcePool    a ResourcePool: one token held while an attempt runs
 //   spec.resources       overrides for the primary container (requests / limits)
 //   spec.environment     extra env; spec.inputs (name → URI); spec.outputPrefix (URI)
+//   spec.secrets         [{name, key, mountAs: env|file, envVar|path}]: Secret values for every
+//                        container, by reference
 //
 // `decode_task` never throws and never guesses: a malformed spec is an error whose message
 // names the field the way kube-apiserver's validation does ("spec.retries: Invalid value: -1:
@@ -44,6 +46,16 @@ struct gpu_accelerator {
   bool unpartitioned = false;  // a whole, unpartitioned GPU
 };
 
+// One value of a Kubernetes Secret the task's containers need (spec.secrets[]). Only the
+// reference is ever in Kozmo's hands: the kubelet reads the value.
+struct secret_ref {
+  std::string name;    // the Secret, in the task's namespace
+  std::string key;     // its key
+  bool as_file = false; // mountAs: env (default) | file
+  std::string env_var; // env: the variable (default: KOZMO_SECRET_<NAME>_<KEY>, upper case)
+  std::string path;    // file: where the value is (default /etc/kozmo/secrets/<name>/<key>)
+};
+
 struct task_spec {
   std::string type; // registry key: "container", "pod"
   // type container: the container as written (name defaults to "primary"). type pod: the pod
@@ -61,6 +73,7 @@ struct task_spec {
   json::value resources; // overrides {requests, limits}; null when absent
   std::vector<std::pair<std::string, std::string>> environment; // in the order written
   std::map<std::string, std::string> inputs;
+  std::vector<secret_ref> secrets;
   std::string output_prefix;
 
   int max_attempts() const { return retries + 1; }

@@ -39,6 +39,7 @@ EOF
 cat >"$WORK/config.yaml" <<'EOF'
 tasks:
   image-pull-backoff-grace-period: 4s
+  create-container-config-error-grace-period: 3s
   default-labels:
     platform: kozmo
 EOF
@@ -103,6 +104,45 @@ within 30 "fails with InvalidImageName at once, without a retry" '^Failed/Invali
 expect "its message names the worker pod and the job" 'pod bad-worker-0-worker-[0-2] of PyTorchJob bad-worker-0' \
   field bad-worker .status.message
 within 15 "and its job is deleted" 'NotFound|not found' k get pytorchjob bad-worker-0
+
+# ---- secrets: by reference, never their values ----
+expect "kubectl create secret generic works against kozmo local" 'secret/db-cred created' \
+  k create secret generic db-cred --from-literal=password=s3cr3t-v4lue --from-literal=user=ana
+secret_task() { # NAME SECRET
+  cat <<EOF
+apiVersion: kozmo.io/v1alpha1
+kind: TaskExecution
+metadata:
+  name: $1
+  annotations: {kozmo.io/sim-duration: 1s}
+spec:
+  type: container
+  container: {image: busybox:1.36, command: ["sh", "-c", "test -n \"\$DB_PASSWORD\""]}
+  secrets:
+  - {name: $2, key: password, envVar: DB_PASSWORD}
+  - {name: $2, key: user, mountAs: file}
+EOF
+}
+expect "a task with two values of a Secret" 'created' sh -c "$(declare -f secret_task); secret_task with-secret db-cred | kubectl --cache-dir $WORK/cache apply -f -"
+within 30 "it succeeds" '^Succeeded//0$' phase_reason with-secret
+expect "its pod reads the password from the Secret by reference" '^db-cred/password$' \
+  k get pod with-secret-0 -o 'jsonpath={.spec.containers[0].env[?(@.name=="DB_PASSWORD")].valueFrom.secretKeyRef.name}/{.spec.containers[0].env[?(@.name=="DB_PASSWORD")].valueFrom.secretKeyRef.key}'
+expect "and mounts the user as a read-only file" '^/etc/kozmo/secrets/db-cred/user user true$' \
+  k get pod with-secret-0 -o 'jsonpath={.spec.containers[0].volumeMounts[0].mountPath} {.spec.containers[0].volumeMounts[0].subPath} {.spec.containers[0].volumeMounts[0].readOnly}'
+no_value() { # WHAT CMD...: CMD's output (non-empty) does not hold the secret's value
+  local what=$1 out
+  shift
+  out=$("$@" 2>&1)
+  if [ -n "$out" ] && ! grep -q 's3cr3t-v4lue' <<<"$out"; then ok "the secret's value is not in $what"; else bad "the secret's value is not in $what" "$(grep -m1 s3cr3t <<<"$out")"; fi
+}
+no_value "kubectl get tx -o yaml" k get tx with-secret -o yaml
+no_value "the pod" k get pod with-secret-0 -o yaml
+no_value "the Events" k get events -o yaml
+no_value "Kozmo's log" cat "$WORK/kozmo.log"
+expect "a task naming a Secret that does not exist" 'created' sh -c "$(declare -f secret_task); secret_task no-secret nope | kubectl --cache-dir $WORK/cache apply -f -"
+within 10 "waits out the create-container-config grace period" '^Initializing/CreateContainerConfigError/0$' phase_reason no-secret
+within 15 "then fails with CreateContainerConfigError" '^Failed/CreateContainerConfigError/0$' phase_reason no-secret
+expect "saying which Secret is missing" 'secret \"nope\" not found' field no-secret .status.message
 
 # ---- a GPU task on an accelerator the nodes do not have says why it is queued ----
 expect "kubectl apply -f examples/task-gpu-accelerator.yaml" 'created' k apply -f "$EX/task-gpu-accelerator.yaml"

@@ -358,3 +358,74 @@ TEST_CASE("a pod task: the primary merges spec.resources, sidecars are only kept
   CHECK(res(*cs[1].find("resources"), "limits", "cpu") == "16");
   CHECK(cs[1].at_path({"resources", "requests"}) == nullptr);
 }
+
+TEST_CASE("secrets reach every container by reference: env from secretKeyRef, files from a secret volume") {
+  auto task = make_task("s", R"({"type":"pod","pod":{"primaryContainerName":"main","spec":{
+      "initContainers":[{"name":"fetch","image":"x"}],
+      "containers":[{"name":"main","image":"x","env":[{"name":"DB_PASSWORD","value":"set-by-user"}]},
+                    {"name":"side","image":"y"}]}},
+    "secrets":[{"name":"db","key":"password","envVar":"DB_PASSWORD"},
+               {"name":"db","key":"user"},
+               {"name":"tls.certs","key":"ca.crt","mountAs":"file"},
+               {"name":"tls.certs","key":"client.key","mountAs":"file","path":"/run/keys/client.key"}]})");
+  platform_config cfg;
+  auto pod = build(task, cfg);
+  const auto& spec = *pod.at_path({"spec"});
+  const auto& volumes = spec.find("volumes")->as_array();
+  REQUIRE(volumes.size() == 1); // one volume per Secret
+  CHECK(volumes[0].get_string("name") == "kozmo-secret-0");
+  CHECK(volumes[0].at_path({"secret", "secretName"})->as_string() == "tls.certs");
+  std::vector<const json::value*> containers{&spec.find("initContainers")->as_array()[0]};
+  for (const auto& c : spec.find("containers")->as_array())
+    containers.push_back(&c);
+  for (const auto* c : containers) {
+    INFO(c->get_string("name"));
+    std::map<std::string, json::value> env;
+    for (const auto& e : c->find("env")->as_array())
+      env[e.get_string("name")] = e;
+    // The default variable name, from a secretKeyRef.
+    REQUIRE(env.count("KOZMO_SECRET_DB_USER"));
+    CHECK(env["KOZMO_SECRET_DB_USER"].at_path({"valueFrom", "secretKeyRef", "name"})->as_string() == "db");
+    CHECK(env["KOZMO_SECRET_DB_USER"].at_path({"valueFrom", "secretKeyRef", "key"})->as_string() == "user");
+    REQUIRE(env.count("DB_PASSWORD"));
+    if (c->get_string("name") == "main") // a container's own variable wins
+      CHECK(env["DB_PASSWORD"].get_string("value") == "set-by-user");
+    else
+      CHECK(env["DB_PASSWORD"].at_path({"valueFrom", "secretKeyRef", "key"})->as_string() == "password");
+    std::map<std::string, json::value> mounts;
+    for (const auto& m : c->find("volumeMounts")->as_array())
+      mounts[m.get_string("mountPath")] = m;
+    REQUIRE(mounts.count("/etc/kozmo/secrets/tls.certs/ca.crt"));
+    CHECK(mounts["/etc/kozmo/secrets/tls.certs/ca.crt"].get_string("subPath") == "ca.crt");
+    CHECK(mounts["/etc/kozmo/secrets/tls.certs/ca.crt"].get_bool("readOnly"));
+    REQUIRE(mounts.count("/run/keys/client.key"));
+    CHECK(mounts["/run/keys/client.key"].get_string("name") == "kozmo-secret-0");
+  }
+  // No secret value is in Kozmo's hands: the pod holds references only.
+  CHECK(json::dump(pod).find("\"value\":\"set-by-user\"") != std::string::npos);
+}
+
+TEST_CASE("every bad secret reference names its field") {
+  auto message = [](const std::string& secrets) {
+    auto task = make_task("s", container_spec("\"secrets\":" + secrets));
+    auto spec = decode_task(task, {"container", "pod"});
+    return spec ? std::string("accepted") : spec.err().message;
+  };
+  CHECK(message(R"([{"key":"k"}])") == "spec.secrets[0].name: Required value: the Secret, in the task's namespace");
+  CHECK(message(R"([{"name":"Db","key":"k"}])").rfind("spec.secrets[0].name: Invalid value: \"Db\"", 0) == 0);
+  CHECK(message(R"([{"name":"db"}])") == "spec.secrets[0].key: Required value: the key of Secret \"db\"");
+  CHECK(message(R"([{"name":"db","key":"k","mountAs":"volume"}])") ==
+        "spec.secrets[0].mountAs: Unsupported value: \"volume\": supported values: \"env\", \"file\"");
+  CHECK(message(R"([{"name":"db","key":"k","mountAs":"file","envVar":"X"}])") ==
+        "spec.secrets[0].envVar: Invalid value: \"X\": mountAs file takes path, not envVar");
+  CHECK(message(R"([{"name":"db","key":"k","mountAs":"file","path":"rel/k"}])").rfind(
+            "spec.secrets[0].path: Invalid value: \"rel/k\": must be an absolute file path", 0) == 0);
+  CHECK(message(R"([{"name":"db","key":"k","mountAs":"file","path":"/etc/../k"}])").rfind(
+            "spec.secrets[0].path: Invalid value", 0) == 0);
+  CHECK(message(R"([{"name":"db","key":"k","envVar":"1X"}])") ==
+        "spec.secrets[0].envVar: Invalid value: \"1X\": must be an environment variable's name");
+  CHECK(message(R"([{"name":"db","key":"a","envVar":"X"},{"name":"db","key":"b","envVar":"X"}])") ==
+        "spec.secrets[1]: Invalid value: \"$X\": is also where spec.secrets[0] goes");
+  CHECK(message(R"({"name":"db"})").rfind("spec.secrets: Invalid value", 0) == 0);
+  CHECK(message(R"([{"name":"db","key":"k"}])") == "accepted");
+}
