@@ -238,6 +238,26 @@ status decode_secrets(const json::value* list, task_spec& out) {
   return ok;
 }
 
+status decode_cache(const json::value* c, task_spec& out) {
+  if (!c || c->is_null())
+    return ok;
+  if (!c->is_object())
+    return invalid("spec.cache", json::dump(*c), "must be an object with enabled, version and serializable");
+  for (const char* flag : {"enabled", "serializable"})
+    if (const auto* v = c->find(flag); v && !v->is_null() && !v->is_bool())
+      return invalid(std::string("spec.cache.") + flag, json::dump(*v), "must be true or false");
+  if (!c->get_bool("enabled"))
+    return ok;
+  cache_spec cs;
+  cs.version = c->get_string("version");
+  if (cs.version.empty())
+    return required("spec.cache.version", "the version of what the task computes (part of the cache key: change "
+                                          "it to recompute)");
+  cs.serializable = c->get_bool("serializable");
+  out.cache = std::move(cs);
+  return ok;
+}
+
 } // namespace
 
 expected<task_spec> decode_task(const k8s::custom_object& task, const std::vector<std::string>& known_types) {
@@ -328,6 +348,8 @@ expected<task_spec> decode_task(const k8s::custom_object& task, const std::vecto
     return st.err();
   out.output_prefix = spec->get_string("outputPrefix");
   if (auto st = decode_secrets(spec->find("secrets"), out); !st)
+    return st.err();
+  if (auto st = decode_cache(spec->find("cache"), out); !st)
     return st.err();
   return out;
 }

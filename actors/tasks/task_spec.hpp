@@ -14,6 +14,7 @@
 //   spec.environment     extra env; spec.inputs (name → URI); spec.outputPrefix (URI)
 //   spec.secrets         [{name, key, mountAs: env|file, envVar|path}]: Secret values for every
 //                        container, by reference
+//   spec.cache           {enabled, version, serializable}: the output cache (cache.hpp)
 //
 // `decode_task` never throws and never guesses: a malformed spec is an error whose message
 // names the field the way kube-apiserver's validation does ("spec.retries: Invalid value: -1:
@@ -56,6 +57,13 @@ struct secret_ref {
   std::string path;    // file: where the value is (default /etc/kozmo/secrets/<name>/<key>)
 };
 
+// spec.cache (cache.hpp): present only when enabled.
+struct cache_spec {
+  std::string version;       // part of the key: change it to recompute
+  bool serializable = false; // identical tasks running at once: one computes, the others wait
+  friend bool operator==(const cache_spec&, const cache_spec&) = default;
+};
+
 struct task_spec {
   std::string type; // registry key: "container", "pod"
   // type container: the container as written (name defaults to "primary"). type pod: the pod
@@ -74,6 +82,7 @@ struct task_spec {
   std::vector<std::pair<std::string, std::string>> environment; // in the order written
   std::map<std::string, std::string> inputs;
   std::vector<secret_ref> secrets;
+  std::optional<cache_spec> cache;
   std::string output_prefix;
 
   int max_attempts() const { return retries + 1; }
