@@ -27,6 +27,11 @@ expected<watch_line<T>> meta_traits<T>::decode_line(std::string_view line) {
   return out;
 }
 
+template <class T>
+expected<k8s::object_list<T>> meta_traits<T>::decode_list(std::string_view body) {
+  return k8s::decode_list<T>(body);
+}
+
 template struct meta_traits<k8s::pod>;
 template struct meta_traits<k8s::node>;
 template struct meta_traits<k8s::service>;

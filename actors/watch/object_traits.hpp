@@ -34,8 +34,8 @@ struct meta_traits {
       break;
     }
   }
-  static expected<T> from_json(const json::value& item) { return k8s::from_json<T>(item); }
   static expected<watch_line<T>> decode_line(std::string_view line);
+  static expected<k8s::object_list<T>> decode_list(std::string_view body);
 };
 
 template <>

@@ -5,6 +5,9 @@
 //   client io thread ──list result / decoded watch line / stream closed──▶ watch_actor<T>
 //   watch_actor<T>  ──object_event<T>──▶ subscribers (by kind + key: owner uid, label, node, ...)
 //
+// The first LIST asks for resourceVersion=0 (the API server's watch cache, unpaged), as
+// client-go's reflector does; later relists are consistent reads.
+//
 // Recovery, as an informer does it:
 //   stream ended cleanly (server timeout)   → re-watch at once from the last seen version
 //   connection error, 429, 5xx              → re-watch after an exponential back-off

@@ -3,7 +3,10 @@
 #pragma once
 
 #include "actors/watch/watch_actor.hpp"
+#include "k8s/client/paths.hpp"
 #include "k8s/client/retry.hpp"
+#include "k8s/model/codec.hpp"
+#include "k8s/model/watch.hpp"
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -17,9 +20,9 @@ namespace detail {
 // Messages from the client's io thread to the actor. `generation` tells stale callbacks of
 // an abandoned stream apart from the current one.
 template <class T>
-struct list_done {
+struct list_done { // one page's answer, as bytes: decoded on the actor's thread, not the io thread's
   std::uint64_t generation = 0;
-  std::shared_ptr<expected<json::value>> result;
+  std::shared_ptr<expected<client::response>> result;
 };
 template <class T>
 struct line_arrived {
@@ -65,6 +68,11 @@ struct watch_state {
   // cleanly at once and empty (a misbehaving proxy) is re-opened after the back-off, not in
   // a tight loop.
   std::chrono::steady_clock::time_point stream_opened;
+  std::chrono::steady_clock::time_point list_started;
+  // The LIST under way: its options (the continue token of the next page) and the items so far.
+  client::list_options list_opts;
+  std::vector<std::shared_ptr<const T>> list_items;
+  bool list_restarted = false; // an expired continue token restarted it unpaged once
   bool stream_delivered = false;
   watch_stats stats;
 
@@ -134,31 +142,76 @@ void schedule_retry(watch_actor<T>* self, bool relist) {
 }
 
 template <class T>
+void request_page(watch_actor<T>* self);
+
+// The slow way through a LIST page: as a JSON tree, each item decoded alone, the undecodable
+// ones counted and skipped (a watch must not stop on one object it cannot read).
+template <class T>
+expected<k8s::object_list<T>> decode_list_skipping(watch_actor<T>* self, const std::string& body) {
+  auto& st = self->state;
+  auto doc = json::parse(body);
+  if (!doc)
+    return doc.err();
+  k8s::object_list<T> out;
+  if (const auto* meta = doc->find("metadata")) {
+    out.resource_version = meta->get_string("resourceVersion");
+    out.continue_token = meta->get_string("continue");
+  }
+  if (const auto* arr = doc->find("items"); arr && arr->is_array())
+    for (const auto& item : arr->as_array()) {
+      auto obj = k8s::from_json<T>(item);
+      if (!obj) {
+        ++st.stats.decode_errors;
+        spdlog::warn("watch={} skipping an undecodable object: {}", st.what(), obj.err().message);
+        continue;
+      }
+      out.items.push_back(std::move(*obj));
+    }
+  return out;
+}
+
+template <class T>
 void on_list(watch_actor<T>* self, list_done<T>& msg) {
   auto& st = self->state;
   if (msg.generation != st.generation)
     return;
   auto& result = *msg.result;
   if (!result) {
+    // An expired continue token: start over as one unpaged list (client-go's pager).
+    if (result.err().code == 410 && !st.list_opts.continue_token.empty() && !st.list_restarted) {
+      st.list_restarted = true;
+      st.list_opts.continue_token.clear();
+      st.list_opts.limit = 0;
+      st.list_items.clear();
+      request_page(self);
+      return;
+    }
     spdlog::warn("watch={} list failed: {} (retrying)", st.what(), result.err().message);
     schedule_retry(self, true);
     return;
   }
-  const json::value& list = *result;
-  std::vector<std::shared_ptr<const T>> items;
-  if (const auto* arr = list.find("items"); arr && arr->is_array()) {
-    items.reserve(arr->as_array().size());
-    for (const auto& item : arr->as_array()) {
-      auto obj = object_traits<T>::from_json(item);
-      if (!obj) {
-        ++st.stats.decode_errors;
-        spdlog::warn("watch={} skipping an undecodable object: {}", st.what(), obj.err().message);
-        continue;
-      }
-      items.push_back(std::make_shared<const T>(std::move(*obj)));
-    }
+  // Straight from the bytes to typed objects (simdjson), no JSON tree in between; a page with an
+  // object the model cannot read is read again item by item, skipping that one.
+  auto page = object_traits<T>::decode_list(result->body);
+  if (!page)
+    page = decode_list_skipping(self, result->body);
+  result->body.clear();
+  if (!page) {
+    spdlog::warn("watch={} list answer cannot be read: {} (retrying)", st.what(), page.err().message);
+    schedule_retry(self, true);
+    return;
   }
-  std::string rv = list.find("metadata") ? list.find("metadata")->get_string("resourceVersion") : "";
+  for (auto& obj : page->items)
+    st.list_items.push_back(std::make_shared<const T>(std::move(obj)));
+  if (!page->continue_token.empty()) {
+    st.list_opts.continue_token = std::move(page->continue_token);
+    request_page(self);
+    return;
+  }
+  std::vector<std::shared_ptr<const T>> items = std::move(st.list_items);
+  st.list_items.clear();
+  std::string rv = std::move(page->resource_version);
+
   ++st.stats.lists;
   for (auto& ev : st.store.replace(std::move(items), rv))
     deliver(self, ev);
@@ -169,7 +222,9 @@ void on_list(watch_actor<T>* self, list_done<T>& msg) {
       rp.deliver(caf::ok_atom::value);
     st.waiting_for_sync.clear();
   }
-  spdlog::debug("watch={} listed {} objects at resourceVersion {}", st.what(), st.store.size(), rv);
+  auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - st.list_started);
+  spdlog::info("watch={} listed {} objects at resourceVersion {} in {} ms", st.what(), st.store.size(), rv,
+               took.count());
   start_watch(self);
 }
 
@@ -178,13 +233,30 @@ void start_list(watch_actor<T>* self) {
   auto& st = self->state;
   st.stream.cancel();
   auto gen = ++st.generation;
-  client::list_options opts;
+  st.list_started = std::chrono::steady_clock::now();
+  st.list_items.clear();
+  st.list_restarted = false;
+  client::list_options& opts = st.list_opts;
+  opts = {};
   opts.label_selector = st.cfg.label_selector;
   opts.field_selector = st.cfg.field_selector;
   opts.limit = 500;
+  // The first LIST is served from the API server's watch cache (resourceVersion=0, whole and
+  // unpaged), as client-go's reflector starts: no read of every object from etcd page by page at
+  // start-up. Relists once synced (after a 410) are consistent reads, as the reflector's after an
+  // expired version.
+  if (!st.synced)
+    opts.resource_version = "0";
+  request_page(self);
+}
+
+template <class T>
+void request_page(watch_actor<T>* self) {
+  auto& st = self->state;
   caf::actor me = caf::actor_cast<caf::actor>(self);
-  st.cli->list_all(st.cfg.resource, opts, [me, gen](expected<json::value> result) {
-    caf::anon_send(me, list_done<T>{gen, std::make_shared<expected<json::value>>(std::move(result))});
+  client::request req{"GET", client::collection_path(st.cfg.resource) + client::list_query(st.list_opts)};
+  st.cli->send(std::move(req), [me, gen = st.generation](expected<client::response> r) {
+    caf::anon_send(me, list_done<T>{gen, std::make_shared<expected<client::response>>(std::move(r))});
   });
 }
 

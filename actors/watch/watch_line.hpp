@@ -24,8 +24,8 @@ struct watch_line {
 //   static std::string key(const T&);                      "namespace/name" or "name"
 //   static std::string resource_version(const T&);
 //   static void index_values(const T&, index_kind, std::vector<std::string>&);
-//   static expected<T> from_json(const json::value& item); a LIST item
 //   static expected<watch_line<T>> decode_line(std::string_view line);  simdjson, hot path
+//   static expected<k8s::object_list<T>> decode_list(std::string_view body); a LIST page, simdjson
 template <class T>
 struct object_traits;
 
