@@ -29,6 +29,7 @@
 #include "runtime/hived_shape.hpp"
 
 #include <caf/all.hpp>
+#include <atomic>
 #include <cstdlib>
 #include <future>
 #include <unistd.h>
@@ -207,6 +208,7 @@ struct engine::impl {
   mutable std::mutex lead_mu;
   bool leading = false;
   std::string start_failure; // why the controllers could not start after winning the lease
+  std::shared_ptr<std::atomic<bool>> scheduler_ready; // set while the direct-mode scheduler runs
 
   status connect() {
     client::config ccfg;
@@ -311,6 +313,8 @@ struct engine::impl {
         return "the controllers could not start: " + start_failure;
       if (!opts.leader_election.enabled && !leading)
         return "starting";
+      if (leading && scheduler_ready && !scheduler_ready->load())
+        return "the scheduler is reading the cluster's nodes and pods (placements are recovered from bind-info)";
       return {};
     });
     return ok;
@@ -410,11 +414,14 @@ struct engine::impl {
     return ok;
   }
 
-  // The HiveD configuration: the one given, or one derived from the cluster's GPU nodes now.
+  // The HiveD configuration of the extender: the one given, or one derived from the cluster's
+  // GPU nodes now (the extender does not follow nodes that join later).
   expected<std::string> scheduler_yaml() {
     if (!opts.scheduler_config.empty())
       return scheduler_config_text(opts.scheduler_config);
-    auto nodes = cli->list({"", "v1", "nodes", "", "", ""});
+    client::list_options from_cache; // the API server's watch cache, as the nodes watch lists too
+    from_cache.resource_version = "0";
+    auto nodes = cli->list({"", "v1", "nodes", "", "", ""}, from_cache);
     if (!nodes)
       return error::bad_request("scheduler: cannot list the nodes to derive a configuration from: " +
                                 nodes.err().message);
@@ -453,11 +460,17 @@ struct engine::impl {
   }
 
   status spawn_scheduler(const caf::actor& pods_watch, const caf::actor& nodes_watch) {
-    auto text = scheduler_yaml();
-    if (!text)
-      return text.err();
     scheduler::scheduler_actor_config sc;
-    sc.config_yaml = std::move(*text);
+    if (opts.scheduler_config.empty()) {
+      // Derived: the scheduler derives it from the nodes watch's first LIST (no LIST of its own
+      // here), then follows GPU nodes joining and leaving. Until then, no cells.
+      sc.config_yaml = runtime::hived_config_from_shape({});
+    } else {
+      auto text = scheduler_config_text(opts.scheduler_config);
+      if (!text)
+        return text.err();
+      sc.config_yaml = std::move(*text);
+    }
     if (opts.scheduler_config.empty()) { // derived: it follows GPU nodes joining and leaving
       sc.derived = scheduler::derived_config{
           [](const k8s::node& n) {
@@ -470,6 +483,8 @@ struct engine::impl {
     }
     sc.scheduler_name = opts.scheduler_name;
     sc.recorder = recorder;
+    auto ready = std::make_shared<std::atomic<bool>>(false);
+    sc.on_ready = [ready] { ready->store(true); };
     auto* system = sys.get();
     auto client = cli;
     auto factory = [system, client, rec = recorder](const std::string& group, int threshold,
@@ -484,6 +499,7 @@ struct engine::impl {
     if (!spawned)
       return error::bad_request("scheduler configuration: " + spawned.err().message);
     scheduler = *spawned;
+    scheduler_ready = std::move(ready);
     actors.push_back(scheduler);
     if (http)
       http->set_scheduler(scheduler);

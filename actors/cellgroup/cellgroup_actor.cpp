@@ -63,7 +63,8 @@ void post_event(cellgroup_actor* self, const std::string& ns, const std::string&
 void mark_bound(cellgroup_actor* self, tracked& t) {
   auto& b = t.bind;
   t.phase = pod_phase::bound;
-  spdlog::info("cellgroup group={} pod={}/{} bound node={} gpus={}", b.group, b.ns, b.name, b.node,
+  // Per pod at debug (kube-scheduler logs its binds at -v=2); the Scheduled Event says it too.
+  spdlog::debug("cellgroup group={} pod={}/{} bound node={} gpus={}", b.group, b.ns, b.name, b.node,
                join(b.leaf_indices));
   post_event(self, b.ns, b.name, b.uid, "Normal", "Scheduled",
              "Successfully assigned " + b.ns + "/" + b.name + " to " + b.node + " with GPUs " + join(b.leaf_indices));

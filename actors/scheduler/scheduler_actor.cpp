@@ -129,7 +129,7 @@ void recover(scheduler_actor* self, const k8s::pod& p) {
     st.report->event(view->ref, "Warning", "RecoveryFailed", done.err().message);
     return;
   }
-  spdlog::info("scheduler pod={}/{} recovered on node={} group={}", m.namespace_, m.name, p.spec.node_name,
+  spdlog::debug("scheduler pod={}/{} recovered on node={} group={}", m.namespace_, m.name, p.spec.node_name,
                view->spec.affinity_group);
 }
 
@@ -270,8 +270,38 @@ void oldest_first(std::vector<pod_ptr>& pods) {
 }
 
 // Both watches have listed: account for the bound pods first, then queue the waiting ones.
+// A derived configuration from the nodes as the nodes watch listed them, before anything is
+// placed (the one the actor was spawned with is a placeholder: no cells). Called when the nodes
+// watch has synced; events of nodes that change meanwhile wait in nodes_at_start.
+void derive_at_start(scheduler_actor* self) {
+  auto& st = self->state;
+  std::vector<k8s::node> nodes;
+  nodes.reserve(st.nodes_at_start.size());
+  std::size_t gpu_nodes = 0;
+  for (const auto& [name, n] : st.nodes_at_start) {
+    nodes.push_back(*n);
+    gpu_nodes += !st.cfg.derived->signature(*n).empty();
+  }
+  auto yaml = st.cfg.derived->derive(nodes);
+  if (yaml != st.cfg.config_yaml) {
+    auto core = scheduler_core::load(yaml);
+    if (!core) {
+      spdlog::error("scheduler: the configuration derived from {} GPU node(s) does not load: {}", gpu_nodes,
+                    core.err().message);
+      return;
+    }
+    st.core.emplace(std::move(*core));
+    st.cfg.config_yaml = std::move(yaml);
+  }
+  if (gpu_nodes == 0)
+    spdlog::warn("scheduler: no node has allocatable nvidia.com/gpu yet; GPU nodes are taken in as they register");
+  else
+    spdlog::info("scheduler: configuration derived from {} GPU node(s)", gpu_nodes);
+}
+
 void become_ready(scheduler_actor* self) {
   auto& st = self->state;
+  auto began = std::chrono::steady_clock::now();
   for (const auto& [name, n] : st.nodes_at_start)
     apply_node(self, watch::event_type::added, n);
   st.nodes_at_start.clear();
@@ -284,7 +314,11 @@ void become_ready(scheduler_actor* self) {
     if (!p->spec.node_name.empty())
       apply_pod(self, watch::event_type::added, p);
   st.ready = true;
-  spdlog::info("scheduler ready: {} group(s) recovered, {} pod(s) known", st.core->placed_groups(), pods.size());
+  spdlog::info("scheduler ready: {} group(s) recovered, {} pod(s) known (in {} ms)", st.core->placed_groups(),
+               pods.size(),
+               std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - began).count());
+  if (st.cfg.on_ready)
+    st.cfg.on_ready();
   st.report->notices(st.core->take_notices()); // groups downgraded by a configuration change
   for (const auto& p : pods)
     if (p->spec.node_name.empty())
@@ -293,7 +327,7 @@ void become_ready(scheduler_actor* self) {
   for (auto& fn : deferred)
     fn();
   queue_pass(self);
-  if (st.cfg.derived) { // a node may have joined since the configuration was derived
+  if (st.cfg.derived) { // a node may have joined since the configuration was derived (after the first pass)
     st.rebuild_queued = true;
     self->send(self, atoms::reconfigure_atom::value);
   }
@@ -413,7 +447,11 @@ caf::behavior scheduler(scheduler_actor* self, std::shared_ptr<client::client> c
   self->send(pods_watch, atoms::subscribe_atom::value, watch::index_kind::scheduler_name, st.cfg.scheduler_name, me);
   self->send(nodes_watch, atoms::subscribe_atom::value, watch::index_kind::all, std::string(), me);
   for (const auto& w : {pods_watch, nodes_watch})
-    self->request(w, caf::infinite, atoms::synced_atom::value).then([self](caf::ok_atom) {
+    self->request(w, caf::infinite, atoms::synced_atom::value).then([self, nodes = w == nodes_watch](caf::ok_atom) {
+      // A derived configuration is made as soon as the nodes are listed, while the (larger)
+      // pods LIST is still on its way.
+      if (nodes && self->state.cfg.derived)
+        derive_at_start(self);
       if (--self->state.unsynced == 0)
         become_ready(self);
     });
@@ -454,15 +492,13 @@ caf::behavior scheduler(scheduler_actor* self, std::shared_ptr<client::client> c
 expected<caf::actor> spawn_scheduler(caf::actor_system& sys, std::shared_ptr<client::client> cli,
                                      caf::actor pods_watch, caf::actor nodes_watch, scheduler_actor_config cfg,
                                      cellgroup_factory spawn_group) {
-  auto parsed = parse_config(cfg.config_yaml);
-  if (!parsed)
-    return parsed.err();
-  auto core = scheduler_core::load(cfg.config_yaml);
+  auto core = scheduler_core::load(cfg.config_yaml); // parses once: thousands of cells take a while
   if (!core)
     return core.err();
+  int threshold = core->force_pod_bind_threshold();
   auto shared_core = std::make_shared<scheduler_core>(std::move(*core));
   return sys.spawn(scheduler, std::move(cli), std::move(pods_watch), std::move(nodes_watch), std::move(cfg),
-                   std::move(spawn_group), std::move(shared_core), parsed->force_pod_bind_threshold);
+                   std::move(spawn_group), std::move(shared_core), threshold);
 }
 
 } // namespace kozmo::scheduler

@@ -54,6 +54,9 @@ struct scheduler_actor_config {
   std::string component = "kozmo-scheduler"; // Event source
   caf::actor recorder;                        // the event recorder (controller/event_recorder_actor.hpp)
   std::shared_ptr<const controller::clock> time = controller::real_clock();
+  // Called once, on the actor's thread, when both watches have listed and the bound pods are
+  // recovered: from then on the scheduler places pods (a readiness probe waits for it).
+  std::function<void()> on_ready;
 };
 
 // Spawns the cellgroup actor of `group` (dependency injection: runtime passes

@@ -188,6 +188,8 @@ expected<scheduler_core> scheduler_core::load(std::string_view config_yaml) {
   return scheduler_core(std::make_unique<impl>(std::move(*model)));
 }
 
+int scheduler_core::force_pod_bind_threshold() const { return impl_->model.cfg.force_pod_bind_threshold; }
+
 void scheduler_core::set_options(const scheduler_options& options) {
   impl_->options = options;
   impl_->touched = true;

@@ -151,6 +151,8 @@ class scheduler_core {
 public:
   // Loads HiveD's YAML configuration (unchanged); errors name the offending cell or VC.
   static expected<scheduler_core> load(std::string_view config_yaml);
+  // The configuration's forcePodBindThreshold (HiveD's bind retries before a forced bind).
+  int force_pod_bind_threshold() const;
 
   scheduler_core(scheduler_core&&) noexcept;
   scheduler_core& operator=(scheduler_core&&) noexcept;

@@ -5,6 +5,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <charconv>
+#include <optional>
+#include <string_view>
 
 namespace kozmo::scheduler::detail {
 
@@ -152,12 +155,147 @@ static int map_to_vc(core_impl& d, const group_entry& g, const slot& s, const st
   return best;
 }
 
+namespace {
+
+// A bind-info annotation, read.
+struct bind_info_doc {
+  struct placement {
+    std::string node;
+    std::vector<int> indices;
+    std::string preassigned; // the first preassignedCellTypes entry ("" when none)
+  };
+  std::string node;
+  std::vector<int> isolation;
+  std::vector<std::vector<placement>> members;
+};
+
+// The exact layout core_impl::bind_info writes, read without a YAML parser: on a restart every
+// bound pod's annotation is read, and yaml-cpp takes ~50 µs for one. Anything else (HiveD's
+// own, edited by hand) is nullopt, for the YAML path below.
+class layout_reader {
+public:
+  explicit layout_reader(std::string_view text) : rest_(text) {}
+
+  std::optional<bind_info_doc> read() {
+    bind_info_doc d;
+    if (!quoted_field("node: ", d.node) || !int_field("leafCellIsolation: ", d.isolation)) return std::nullopt;
+    std::string chain;
+    if (!quoted_field("cellChain: ", chain) || !line_is("affinityGroupBindInfo:")) return std::nullopt;
+    while (!rest_.empty()) {
+      if (!line_is("- podPlacements:")) return std::nullopt;
+      auto& member = d.members.emplace_back();
+      while (starts("  - physicalNode: ")) {
+        auto& p = member.emplace_back();
+        std::vector<std::string> types;
+        if (!quoted_field("  - physicalNode: ", p.node) || !int_field("    physicalLeafCellIndices: ", p.indices) ||
+            !string_list_field("    preassignedCellTypes: ", types))
+          return std::nullopt;
+        if (!types.empty()) p.preassigned = types.front();
+      }
+    }
+    return d;
+  }
+
+private:
+  std::string_view rest_;
+
+  bool starts(std::string_view prefix) const { return rest_.substr(0, prefix.size()) == prefix; }
+  // The current line without `prefix`, consumed; nullopt when it does not start so.
+  std::optional<std::string_view> take_line(std::string_view prefix) {
+    if (!starts(prefix)) return std::nullopt;
+    auto end = rest_.find('\n');
+    if (end == std::string_view::npos) return std::nullopt;
+    auto line = rest_.substr(prefix.size(), end - prefix.size());
+    rest_.remove_prefix(end + 1);
+    return line;
+  }
+  bool line_is(std::string_view whole) {
+    auto line = take_line(whole);
+    return line && line->empty();
+  }
+  // "text" with \" and \\ escapes, all of the view.
+  static bool unquote(std::string_view v, std::string& out) {
+    if (v.size() < 2 || v.front() != '"' || v.back() != '"') return false;
+    out.clear();
+    for (std::size_t i = 1; i + 1 < v.size(); ++i) {
+      char c = v[i];
+      if (c == '"') return false;
+      if (c == '\\') {
+        if (i + 2 >= v.size() || (v[i + 1] != '"' && v[i + 1] != '\\')) return false;
+        c = v[++i];
+      }
+      out += c;
+    }
+    return true;
+  }
+  bool quoted_field(std::string_view prefix, std::string& out) {
+    auto line = take_line(prefix);
+    return line && unquote(*line, out);
+  }
+  // [a, b, c] with ", " between items (none when empty); `item` reads one.
+  template <class F>
+  static bool list(std::string_view v, F item) {
+    if (v.size() < 2 || v.front() != '[' || v.back() != ']') return false;
+    v = v.substr(1, v.size() - 2);
+    while (!v.empty()) {
+      auto comma = v.find(", ");
+      if (!item(v.substr(0, comma))) return false;
+      if (comma == std::string_view::npos) break;
+      v.remove_prefix(comma + 2);
+    }
+    return true;
+  }
+  bool int_field(std::string_view prefix, std::vector<int>& out) {
+    auto line = take_line(prefix);
+    return line && list(*line, [&](std::string_view t) {
+             int n = 0;
+             auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), n);
+             if (ec != std::errc{} || p != t.data() + t.size()) return false;
+             out.push_back(n);
+             return true;
+           });
+  }
+  bool string_list_field(std::string_view prefix, std::vector<std::string>& out) {
+    auto line = take_line(prefix);
+    return line && list(*line, [&](std::string_view t) {
+             std::string s;
+             if (!unquote(t, s)) return false;
+             out.push_back(std::move(s));
+             return true;
+           });
+  }
+};
+
+// Any bind-info YAML (HiveD's layout; preassignedCellTypes is Kozmo's and may be missing).
+// Throws YAML::Exception.
+bind_info_doc read_yaml_bind_info(const std::string& text) {
+  const YAML::Node info = YAML::Load(text);
+  bind_info_doc d;
+  d.node = info["node"].as<std::string>();
+  d.isolation = info["leafCellIsolation"].as<std::vector<int>>();
+  const auto members = info["affinityGroupBindInfo"];
+  for (std::size_t m = 0; m < members.size(); ++m) {
+    auto& member = d.members.emplace_back();
+    for (const auto& pp : members[m]["podPlacements"]) {
+      auto& p = member.emplace_back();
+      p.node = pp["physicalNode"].as<std::string>();
+      p.indices = pp["physicalLeafCellIndices"].as<std::vector<int>>();
+      const auto types = pp["preassignedCellTypes"];
+      p.preassigned = types && types.size() > 0 ? types[0].as<std::string>() : "";
+    }
+  }
+  return d;
+}
+
+} // namespace
+
 status core_impl::recover(const pod_view& pod) {
   if (pod.bind_info.empty())
     return error::bad_request("pod has no " + std::string(bind_info_annotation) + " annotation");
   if (pods.count(pod.ref.uid)) return ok;
   try {
-    const YAML::Node info = YAML::Load(pod.bind_info);
+    auto fast = layout_reader(pod.bind_info).read();
+    const bind_info_doc info = fast ? std::move(*fast) : read_yaml_bind_info(pod.bind_info);
     group_entry& g = add_group(pod);
     // The first recovered pod of a group rebuilds all of it (a waiting pod of the same group
     // may have been added before: the group then exists but holds nothing yet).
@@ -165,15 +303,13 @@ status core_impl::recover(const pod_view& pod) {
       std::vector<slot> slots;
       std::vector<std::string> preassigned;
       std::string problem;
-      const auto members = info["affinityGroupBindInfo"];
-      for (std::size_t m = 0; m < members.size(); ++m)
-        for (const auto& pp : members[m]["podPlacements"]) {
+      for (std::size_t m = 0; m < info.members.size(); ++m)
+        for (const auto& pp : info.members[m]) {
           slot s;
           s.member = static_cast<int>(m);
-          s.place.node = pp["physicalNode"].as<std::string>();
-          s.place.leaf_indices = pp["physicalLeafCellIndices"].as<std::vector<int>>();
-          const auto types = pp["preassignedCellTypes"];
-          preassigned.push_back(types && types.size() > 0 ? types[0].as<std::string>() : "");
+          s.place.node = pp.node;
+          s.place.leaf_indices = pp.indices;
+          preassigned.push_back(pp.preassigned);
           const auto on_node = model.tree.leaf_cells_of(s.place.node);
           for (int index : s.place.leaf_indices) {
             auto it = std::find_if(on_node.begin(), on_node.end(), [&](cell_id id) {
@@ -224,8 +360,8 @@ status core_impl::recover(const pod_view& pod) {
       }
       if (!problem.empty()) downgrade(g, "the configuration changed: " + problem, "", 0);
     }
-    const auto node = info["node"].as<std::string>();
-    const auto indices = info["leafCellIsolation"].as<std::vector<int>>();
+    const auto& node = info.node;
+    const auto& indices = info.isolation;
     for (auto& s : g.slots)
       if (s.pod_uid.empty() && s.place.node == node && s.place.leaf_indices == indices) {
         s.pod_uid = pod.ref.uid;

@@ -481,3 +481,47 @@ TEST_CASE("a waiting backlog hears changed counts a few groups per round while a
     CHECK_THAT(told["big" + std::to_string(i) + "-0"], Contains("VC team-b has 0 of 16"));
   }
 }
+
+TEST_CASE("recovery reads Kozmo's bind-info without a YAML parser and HiveD-style YAML with one, "
+          "to the same cells", "[scheduler][core]") {
+  auto core = load();
+  std::vector<pod_view> pods;
+  int n = 0;
+  for (auto [group, vc, gpus, count] : {std::tuple{"a", "team-a", 2, 2}, {"b", "team-b", 1, 3}, {"c", "team-b", 4, 1}})
+    for (int i = 0; i < count; ++i) {
+      pods.push_back(pod(group, i, vc, 1, gpus, count, n++));
+      REQUIRE(core.add_pod(pods.back()));
+    }
+  for (const auto& d : core.schedule(0))
+    for (auto& p : pods)
+      if (p.ref.uid == d.pod.uid) {
+        p.node = d.node;
+        p.bind_info = d.annotations.at(bind_info_annotation);
+      }
+  // The same annotations as a person or HiveD might write them: unquoted scalars (the fast
+  // reader takes only Kozmo's exact layout, so these go through yaml-cpp).
+  auto restyled = [](std::string text) {
+    std::string out;
+    for (char c : text)
+      if (c != '"')
+        out += c;
+    return out;
+  };
+  auto fast = load();
+  auto yaml = load();
+  for (const auto& p : pods) {
+    REQUIRE_FALSE(p.bind_info.empty());
+    REQUIRE(fast.recover_pod(p));
+    auto other = p;
+    other.bind_info = restyled(p.bind_info);
+    REQUIRE(other.bind_info != p.bind_info);
+    REQUIRE(yaml.recover_pod(other));
+  }
+  CHECK(kozmo::json::dump(fast.inspect_groups()) == kozmo::json::dump(core.inspect_groups()));
+  CHECK(kozmo::json::dump(yaml.inspect_groups()) == kozmo::json::dump(core.inspect_groups()));
+  CHECK(kozmo::json::dump(fast.inspect_virtual_clusters()) == kozmo::json::dump(yaml.inspect_virtual_clusters()));
+  // A damaged annotation is refused, not half-read.
+  auto broken = pods[0];
+  broken.bind_info = broken.bind_info.substr(0, broken.bind_info.size() / 2) + "\n  - [";
+  CHECK_FALSE(load().recover_pod(broken));
+}
