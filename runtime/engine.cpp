@@ -24,6 +24,7 @@
 #include "k8s/json/yaml.hpp"
 #include "messages/atoms.hpp"
 #include "messages/scheduler_messages.hpp"
+#include "runtime/actor_setup.hpp"
 #include "runtime/config_file.hpp"
 #include "runtime/demo.hpp"
 #include "runtime/hived_shape.hpp"
@@ -526,6 +527,7 @@ status engine::start() {
     return st;
   }
   d.cfg = std::make_unique<caf::actor_system_config>();
+  runtime::tune_scheduler(*d.cfg);
   d.sys = std::make_unique<caf::actor_system>(*d.cfg);
   d.started = true;
   if (!d.opts.leader_election.enabled) {

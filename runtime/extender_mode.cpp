@@ -3,6 +3,7 @@
 // actor (which owns the GPU scheduler core) and the HTTP server, and runs until SIGTERM/SIGINT.
 #include "runtime/local_mode.hpp"
 
+#include "runtime/actor_setup.hpp"
 #include "runtime/config_file.hpp"
 
 #include "actors/extender/extender_actor.hpp"
@@ -63,6 +64,7 @@ int run_extender(const extender_cli_options& opts) {
   auto cli = std::make_shared<client::client>(*ccfg);
 
   caf::actor_system_config sys_cfg;
+  tune_scheduler(sys_cfg);
   int rc = 0;
   {
     caf::actor_system sys{sys_cfg};
