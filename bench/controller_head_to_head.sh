@@ -115,6 +115,17 @@ rss_mib() { awk '/^VmRSS/ { printf "%.0f", $2 / 1024 }' "/proc/$1/status" 2>/dev
 cpu_s() { # user+system CPU seconds of PID
   awk -v hz="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); printf "%.1f", ($12 + $13) / hz }' "/proc/$1/stat" 2>/dev/null
 }
+# total_and_rate LAUNCH DONE: "SECONDS PODS/S" from a launch to the last bind ("- 0" when not done).
+total_and_rate() {
+  if [ -n "$2" ]; then
+    local t
+    t=$(calc 'b - a' a="$1" b="$2")
+    echo "$t $(calc 'n / t' n="$PODS" t="$t")"
+  else
+    echo "- 0"
+  fi
+}
+
 # start_waiter NS COUNT OUT: bind_bench wait in the background; returns once it watches.
 start_waiter() {
   "$BENCH" wait "$KC" "$1" "$2" "$WAIT_TIMEOUT" >"$3" 2>"$3.err" &
@@ -215,12 +226,7 @@ B_OTHER=$(calc 'c - a - b - s' c="$(busy_cpu)" a="$B_BUSY0" b="${B_CPU:-0}" s="$
 B_ERRORS=$(grep -c '^E' "$RUNDIR/kube-scheduler.log")
 kill "$SCHED_PID"
 wait "$SCHED_PID" 2>/dev/null
-if [ -n "$B_DONE" ]; then
-  B_TOTAL=$(calc 'b - a' a="$B_T0" b="$B_DONE")
-  B_RATE=$(calc 'n / t' n="$PODS" t="$B_TOTAL")
-else
-  B_TOTAL=- B_RATE=0
-fi
+read -r B_TOTAL B_RATE < <(total_and_rate "$B_T0" "$B_DONE")
 log "(b) done: $B_TOTAL s; kube-scheduler stopped"
 sleep 2
 
@@ -253,13 +259,8 @@ C_CPU=$(cpu_s "$CTRL_PID") C_RSS=$(rss_mib "$CTRL_PID") C_THREADS=$(threads "$CT
 C_OTHER=$(calc 'c - a - b - s' c="$(busy_cpu)" a="$C_BUSY0" b="${C_CPU:-0}" s="$C_SRV")
 perf_stop
 curl -s "http://127.0.0.1:$METRICS_PORT/metrics" >"$RUNDIR/kozmo-metrics-c.txt"
-C_ERRORS=$(grep -Eic '\[(error|warning|critical)\]' "$RUNDIR/kozmo-controller.log")
-if [ -n "$C_DONE" ]; then
-  C_TOTAL=$(calc 'b - a' a="$C_T0" b="$C_DONE")
-  C_RATE=$(calc 'n / t' n="$PODS" t="$C_TOTAL")
-else
-  C_TOTAL=- C_RATE=0
-fi
+C_ERRORS=$(grep -Ec '^[0-9:.]+ (error|warning|critical) ' "$RUNDIR/kozmo-controller.log") # spdlog's level names
+read -r C_TOTAL C_RATE < <(total_and_rate "$C_T0" "$C_DONE")
 log "(c) done: $C_TOTAL s"
 sleep 2
 

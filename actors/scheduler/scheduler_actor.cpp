@@ -269,20 +269,25 @@ void oldest_first(std::vector<pod_ptr>& pods) {
   });
 }
 
-// Both watches have listed: account for the bound pods first, then queue the waiting ones.
+// The derived configuration of `nodes` (name → node), and how many of them have GPUs.
+template <class NodeMap>
+std::pair<std::string, std::size_t> derive_from(const derived_config& derived, const NodeMap& nodes) {
+  std::vector<k8s::node> list;
+  list.reserve(nodes.size());
+  std::size_t gpu_nodes = 0;
+  for (const auto& [name, n] : nodes) {
+    list.push_back(*n);
+    gpu_nodes += !derived.signature(*n).empty();
+  }
+  return {derived.derive(list), gpu_nodes};
+}
+
 // A derived configuration from the nodes as the nodes watch listed them, before anything is
 // placed (the one the actor was spawned with is a placeholder: no cells). Called when the nodes
 // watch has synced; events of nodes that change meanwhile wait in nodes_at_start.
 void derive_at_start(scheduler_actor* self) {
   auto& st = self->state;
-  std::vector<k8s::node> nodes;
-  nodes.reserve(st.nodes_at_start.size());
-  std::size_t gpu_nodes = 0;
-  for (const auto& [name, n] : st.nodes_at_start) {
-    nodes.push_back(*n);
-    gpu_nodes += !st.cfg.derived->signature(*n).empty();
-  }
-  auto yaml = st.cfg.derived->derive(nodes);
+  auto [yaml, gpu_nodes] = derive_from(*st.cfg.derived, st.nodes_at_start);
   if (yaml != st.cfg.config_yaml) {
     auto core = scheduler_core::load(yaml);
     if (!core) {
@@ -299,6 +304,7 @@ void derive_at_start(scheduler_actor* self) {
     spdlog::info("scheduler: configuration derived from {} GPU node(s)", gpu_nodes);
 }
 
+// Both watches have listed: account for the bound pods first, then queue the waiting ones.
 void become_ready(scheduler_actor* self) {
   auto& st = self->state;
   auto began = std::chrono::steady_clock::now();
@@ -341,14 +347,7 @@ void become_ready(scheduler_actor* self) {
 void rebuild(scheduler_actor* self) {
   auto& st = self->state;
   st.rebuild_queued = false;
-  std::vector<k8s::node> nodes;
-  nodes.reserve(st.nodes.size());
-  std::size_t gpu_nodes = 0;
-  for (const auto& [name, n] : st.nodes) {
-    nodes.push_back(*n);
-    gpu_nodes += !st.cfg.derived->signature(*n).empty();
-  }
-  auto yaml = st.cfg.derived->derive(nodes);
+  auto [yaml, gpu_nodes] = derive_from(*st.cfg.derived, st.nodes);
   if (yaml == st.cfg.config_yaml)
     return;
   auto core = scheduler_core::load(yaml);

@@ -12,34 +12,6 @@ namespace {
 // status that says the same thing twice is not written twice.
 std::string scheduling_message(const std::string& pod) { return "pod " + pod + " waits to be scheduled"; }
 
-phase_info from_verdict(const demystify::verdict& v) {
-  phase_info i;
-  switch (v.what) {
-  case demystify::outcome::queued: i = queued(v.code, v.message); break;
-  case demystify::outcome::initializing: i = initializing(v.code, v.message); break;
-  case demystify::outcome::running: i = running(v.code, v.message); break;
-  case demystify::outcome::succeeded: i = success(v.message); break;
-  case demystify::outcome::retryable_failure:
-  case demystify::outcome::permanent_failure: {
-    auto kind = v.whose == demystify::fault::system ? error_kind::system : error_kind::user;
-    i = v.what == demystify::outcome::retryable_failure ? retryable_failure(kind, v.code, v.message, v.cleanup)
-                                                         : permanent_failure(kind, v.code, v.message, v.cleanup);
-    break;
-  }
-  }
-  i.wake_at = v.deadline;
-  return i;
-}
-
-demystify::grace_periods grace_of(const platform_config& c) {
-  demystify::grace_periods g;
-  g.create_container_error = c.create_container_error_grace_period;
-  g.create_container_config_error = c.create_container_config_error_grace_period;
-  g.image_pull_backoff = c.image_pull_backoff_grace_period;
-  g.pending_timeout = c.pod_pending_timeout;
-  return g;
-}
-
 class one_pod_plugin final : public plugin {
 public:
   explicit one_pod_plugin(std::string type) : type_(std::move(type)) {}
@@ -64,7 +36,7 @@ public:
                                  "preemption)");
       return a;
     }
-    a.info = from_verdict(demystify::of_pod(*pod, ctx.spec->primary_container, type_ == "pod",
+    a.info = phase_of(demystify::of_pod(*pod, ctx.spec->primary_container, type_ == "pod",
                                             grace_of(*ctx.config), ctx.now));
     if (a.info.phase == plugin_phase::queued && a.info.reason == "Scheduling")
       a.info.message = scheduling_message(name);
@@ -129,6 +101,31 @@ private:
 };
 
 } // namespace
+
+phase_info phase_of(const demystify::verdict& v, bool cleanup_failures) {
+  phase_info i;
+  auto kind = v.whose == demystify::fault::system ? error_kind::system : error_kind::user;
+  bool cleanup = v.cleanup || cleanup_failures;
+  switch (v.what) {
+  case demystify::outcome::queued: i = queued(v.code, v.message); break;
+  case demystify::outcome::initializing: i = initializing(v.code, v.message); break;
+  case demystify::outcome::running: i = running(v.code, v.message); break;
+  case demystify::outcome::succeeded: i = success(v.message); break;
+  case demystify::outcome::retryable_failure: i = retryable_failure(kind, v.code, v.message, cleanup); break;
+  case demystify::outcome::permanent_failure: i = permanent_failure(kind, v.code, v.message, cleanup); break;
+  }
+  i.wake_at = v.deadline;
+  return i;
+}
+
+demystify::grace_periods grace_of(const platform_config& c) {
+  demystify::grace_periods g;
+  g.create_container_error = c.create_container_error_grace_period;
+  g.create_container_config_error = c.create_container_config_error_grace_period;
+  g.image_pull_backoff = c.image_pull_backoff_grace_period;
+  g.pending_timeout = c.pod_pending_timeout;
+  return g;
+}
 
 std::shared_ptr<const plugin> container_plugin() { return std::make_shared<one_pod_plugin>("container"); }
 std::shared_ptr<const plugin> pod_plugin() { return std::make_shared<one_pod_plugin>("pod"); }

@@ -3,6 +3,7 @@
 // container whose exit decides) and share everything else. Pure.
 #pragma once
 
+#include "actors/demystify/demystify.hpp"
 #include "actors/tasks/plugin.hpp"
 
 #include <memory>
@@ -11,5 +12,11 @@ namespace kozmo::tasks {
 
 std::shared_ptr<const plugin> container_plugin();
 std::shared_ptr<const plugin> pod_plugin();
+
+// How a pod reads (demystify) as an attempt's phase, for every plugin that runs pods; with
+// `cleanup_failures`, every failure also deletes what the attempt created (a training job).
+phase_info phase_of(const demystify::verdict& v, bool cleanup_failures = false);
+// The platform's grace periods, as demystify takes them.
+demystify::grace_periods grace_of(const platform_config& c);
 
 } // namespace kozmo::tasks

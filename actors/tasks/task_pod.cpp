@@ -151,32 +151,40 @@ json::value owner_reference(const k8s::custom_object& task) {
                       {"uid", task.metadata.uid},  {"controller", true},       {"blockOwnerDeletion", true}};
 }
 
+json::value attempt_metadata(const k8s::custom_object& task, const platform_config& config, int attempt,
+                             bool for_pod) {
+  const auto& meta = task.metadata;
+  // Labels and annotations: the platform's defaults, then the task's own, then Kozmo's.
+  std::map<std::string, std::string> labels = config.default_labels;
+  for (const auto& [k, v] : meta.labels)
+    labels[k] = v;
+  labels[keys::task_name] = meta.name;
+  labels[keys::task_attempt] = std::to_string(attempt);
+  std::map<std::string, std::string> annotations;
+  if (for_pod)
+    annotations = config.default_annotations;
+  for (const auto& [k, v] : meta.annotations)
+    if (k != last_applied)
+      annotations[k] = v;
+  json::value m = json::object{};
+  m["name"] = attempt_pod_name(meta.name, attempt);
+  m["namespace"] = meta.namespace_;
+  m["labels"] = k8s::string_map_json(labels);
+  if (!annotations.empty())
+    m["annotations"] = k8s::string_map_json(annotations);
+  m["ownerReferences"] = json::array{owner_reference(task)};
+  return m;
+}
+
 expected<json::value> build_attempt_pod(const attempt_pod_input& in) {
   const auto& meta = in.task->metadata;
   const auto& spec = *in.spec;
   std::string name = attempt_pod_name(meta.name, in.attempt);
 
-  // Labels and annotations: the platform's defaults, then the task's own, then Kozmo's.
-  std::map<std::string, std::string> labels = in.config->default_labels;
-  for (const auto& [k, v] : meta.labels)
-    labels[k] = v;
-  labels[keys::task_name] = meta.name;
-  labels[keys::task_attempt] = std::to_string(in.attempt);
-  std::map<std::string, std::string> annotations = in.config->default_annotations;
-  for (const auto& [k, v] : meta.annotations)
-    if (k != last_applied)
-      annotations[k] = v;
-
   json::value pod = json::object{};
   pod["apiVersion"] = "v1";
   pod["kind"] = "Pod";
-  json::value& m = pod["metadata"];
-  m["name"] = name;
-  m["namespace"] = meta.namespace_;
-  m["labels"] = k8s::string_map_json(labels);
-  if (!annotations.empty())
-    m["annotations"] = k8s::string_map_json(annotations);
-  m["ownerReferences"] = json::array{owner_reference(*in.task)};
+  pod["metadata"] = attempt_metadata(*in.task, *in.config, in.attempt, true);
   if (spec.type == "container") {
     json::value c = spec.container;
     c["name"] = spec.primary_container;

@@ -53,6 +53,13 @@ struct pod_spec_site {
 // none is named, and placement (interruptible, GPU selectors). Errors are the user's.
 status decorate_pod_spec(json::value& pod_spec, const attempt_pod_input& in, const pod_spec_site& site);
 
+// The metadata of what an attempt creates (its pod, its job): name `<task>-<attempt>`, the
+// namespace, the platform's default labels (and, for a pod, annotations) under the task's own
+// (not kubectl's last-applied-configuration), kozmo.io/task-name and kozmo.io/task-attempt, and
+// the task as controlling owner.
+json::value attempt_metadata(const k8s::custom_object& task, const platform_config& config, int attempt,
+                             bool for_pod);
+
 // The controller reference a task puts on what it creates.
 json::value owner_reference(const k8s::custom_object& task);
 

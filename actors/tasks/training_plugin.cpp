@@ -3,6 +3,7 @@
 #include "actors/demystify/demystify.hpp"
 #include "actors/tasks/machinery.hpp"
 #include "actors/tasks/names.hpp"
+#include "actors/tasks/pod_plugin.hpp"
 #include "actors/tasks/pod_template_merge.hpp"
 #include "actors/tasks/task_pod.hpp"
 #include "actors/training/job_model.hpp"
@@ -14,8 +15,6 @@
 
 namespace kozmo::tasks {
 namespace {
-
-constexpr const char* last_applied = "kubectl.kubernetes.io/last-applied-configuration";
 
 // spec.type → the training kind's name.
 const std::vector<std::pair<std::string, std::string_view>>& type_table() {
@@ -48,30 +47,6 @@ std::string main_container_of(const json::value& pod_spec, const training::kind_
     if (c.get_string("name") == k.default_container)
       return std::string(k.default_container);
   return list->as_array().front().get_string("name");
-}
-
-phase_info from_verdict(const demystify::verdict& v) {
-  auto kind = v.whose == demystify::fault::system ? error_kind::system : error_kind::user;
-  phase_info i;
-  switch (v.what) {
-  case demystify::outcome::queued: i = queued(v.code, v.message); break;
-  case demystify::outcome::initializing: i = initializing(v.code, v.message); break;
-  case demystify::outcome::running: i = running(v.code, v.message); break;
-  case demystify::outcome::succeeded: i = success(v.message); break;
-  case demystify::outcome::retryable_failure: i = retryable_failure(kind, v.code, v.message, true); break;
-  case demystify::outcome::permanent_failure: i = permanent_failure(kind, v.code, v.message, true); break;
-  }
-  i.wake_at = v.deadline;
-  return i;
-}
-
-demystify::grace_periods grace_of(const platform_config& c) {
-  demystify::grace_periods g;
-  g.create_container_error = c.create_container_error_grace_period;
-  g.create_container_config_error = c.create_container_config_error_grace_period;
-  g.image_pull_backoff = c.image_pull_backoff_grace_period;
-  g.pending_timeout = c.pod_pending_timeout;
-  return g;
 }
 
 class training_task_plugin final : public plugin {
@@ -170,26 +145,10 @@ private:
 
   expected<json::value> build_job(const task_context& ctx, const std::string& name, const json::value* templ) const {
     const auto& meta = ctx.task->metadata;
-    std::map<std::string, std::string> labels = ctx.config->default_labels;
-    for (const auto& [k, v] : meta.labels)
-      labels[k] = v;
-    labels[keys::task_name] = meta.name;
-    labels[keys::task_attempt] = std::to_string(ctx.attempt);
-    std::map<std::string, std::string> annotations;
-    for (const auto& [k, v] : meta.annotations)
-      if (k != last_applied)
-        annotations[k] = v;
-
     json::value job = json::object{};
     job["apiVersion"] = std::string(k_.api_version);
     job["kind"] = std::string(k_.name);
-    json::value& m = job["metadata"];
-    m["name"] = name;
-    m["namespace"] = meta.namespace_;
-    m["labels"] = k8s::string_map_json(labels);
-    if (!annotations.empty())
-      m["annotations"] = k8s::string_map_json(annotations);
-    m["ownerReferences"] = json::array{owner_reference(*ctx.task)};
+    job["metadata"] = attempt_metadata(*ctx.task, *ctx.config, ctx.attempt, false);
     job["spec"] = ctx.spec->job;
 
     attempt_pod_input in{ctx.task, ctx.spec, ctx.config, ctx.attempt, ctx.interruptible, templ};
@@ -249,7 +208,7 @@ private:
     for (const auto* p : pods_of_attempt(ctx.pods, ctx.attempt)) {
       if (p->metadata.deletion_timestamp || pod_finished(*p))
         continue;
-      auto info = from_verdict(demystify::of_pod(*p, main_container_of_pod(*p), false, grace, ctx.now));
+      auto info = phase_of(demystify::of_pod(*p, main_container_of_pod(*p), false, grace, ctx.now), true);
       if (info.wake_at && (!wake || *info.wake_at < *wake))
         wake = info.wake_at;
       if (info.is_failure()) {

@@ -303,6 +303,8 @@ within 30 "its pool's token is given back" '^0$' \
   sh -c "kubectl --kubeconfig '$KC' get resourcepool ctl-pool-$NS -o 'jsonpath={.status.inUse}' | sed 's/^$/0/'"
 
 # A training task: its attempt is a PyTorchJob the task controller creates and watches.
+REPLICA='{metadata: {annotations: {kozmo.io/sim-duration: "2s", kozmo.io/sim-pull-duration: "200ms"}},
+          spec: {containers: [{name: pytorch, image: kubeflowkatib/pytorch-mnist:v1beta1-45c5727, resources: {limits: {nvidia.com/gpu: 2}}}]}}'
 expect "create a pytorch TaskExecution (master + worker, 2 GPUs each)" 'created' k create -f - <<EOF
 apiVersion: kozmo.io/v1alpha1
 kind: TaskExecution
@@ -313,22 +315,8 @@ spec:
   type: pytorch
   job:
     pytorchReplicaSpecs:
-      Master:
-        replicas: 1
-        template:
-          metadata:
-            annotations: {kozmo.io/sim-duration: "2s", kozmo.io/sim-pull-duration: "200ms"}
-          spec:
-            containers:
-            - {name: pytorch, image: kubeflowkatib/pytorch-mnist:v1beta1-45c5727, resources: {limits: {nvidia.com/gpu: 2}}}
-      Worker:
-        replicas: 1
-        template:
-          metadata:
-            annotations: {kozmo.io/sim-duration: "2s", kozmo.io/sim-pull-duration: "200ms"}
-          spec:
-            containers:
-            - {name: pytorch, image: kubeflowkatib/pytorch-mnist:v1beta1-45c5727, resources: {limits: {nvidia.com/gpu: 2}}}
+      Master: {replicas: 1, template: $REPLICA}
+      Worker: {replicas: 1, template: $REPLICA}
 EOF
 within 30 "the task's attempt is a PyTorchJob it owns" '^TaskExecution$' \
   k -n "$NS" get pytorchjob train-task-0 -o 'jsonpath={.metadata.ownerReferences[0].kind}'
