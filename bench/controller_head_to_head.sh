@@ -65,15 +65,7 @@ calc() {
   awk "${args[@]}" "BEGIN { printf \"%.2f\", $e }"
 }
 now() { date +%s.%N; }
-port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-free_port() {
-  local p
-  for _ in $(seq 1 200); do
-    p=$((20000 + (RANDOM * 32768 + RANDOM) % 12000))
-    port_free "$p" && { echo "$p"; return 0; }
-  done
-  return 1
-}
+free_port() { conformance_free_ports 1 && echo "$FREE_PORT"; }
 # The API server's side: CPU seconds of kube-apiserver + etcd so far (per phase: the difference).
 server_cpu() {
   local total=0 pid
@@ -192,6 +184,7 @@ A_OTHER=$(calc 'c - a - b - s' c="$(busy_cpu)" a="$A_BUSY0" b="${A_BENCH_CPU:-0}
 sleep 2
 
 # ---- (b) kube-scheduler ----
+INSECURE_PORT=$(free_port)
 cat >"$RUNDIR/kube-scheduler-config.yaml" <<EOF
 apiVersion: kubescheduler.config.k8s.io/v1beta1
 kind: KubeSchedulerConfiguration
@@ -201,9 +194,10 @@ clientConnection:
   burst: $BURST
 leaderElection:
   leaderElect: false
-# No insecure (plain HTTP) port: its default 0.0.0.0:10251 may be taken on a shared host.
-healthzBindAddress: ""
-metricsBindAddress: ""
+# Its plain-HTTP port on a free loopback port: the default 0.0.0.0:10251 may be taken on a shared
+# host ("" means that default, and port 0 is refused).
+healthzBindAddress: 127.0.0.1:$INSECURE_PORT
+metricsBindAddress: 127.0.0.1:$INSECURE_PORT
 EOF
 start_waiter bench-b "$PODS" "$RUNDIR/wait-b.out"
 SCHED_PORT=$(free_port)

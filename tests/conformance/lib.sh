@@ -160,12 +160,17 @@ conformance_start_kube_scheduler() {
   local repo=${1:?conformance_start_kube_scheduler REPO} url=${2:-http://127.0.0.1:$EXT_PORT/v1/extender} tls=${3:-}
   local pki=$RUNDIR/pki port pid healthy=0 https=()
   [ -n "$tls" ] && https=(-e "s|enableHTTPS: false|enableHTTPS: true\n  tlsConfig: {caFile: $tls/ca.crt, certFile: $tls/client.crt, keyFile: $tls/client.key}|")
-  conformance_free_ports 1
+  conformance_free_ports 2
   port=$FREE_PORT
   sed -e "s|kubeconfig: \"\"|kubeconfig: $pki/kube-scheduler.kubeconfig|" \
     -e "s|http://127.0.0.1:30096/v1/extender|$url|" "${https[@]}" \
     -e "s|leaderElect: true|leaderElect: false|" \
     "$repo/deploy/scheduler/kube-scheduler-config.yaml" >"$RUNDIR/kube-scheduler-config.yaml"
+  # With --config, kube-scheduler v1.20 ignores --port=0 and serves plain HTTP on 0.0.0.0:10251
+  # (port 0 is refused, "" means the default), which another kube-scheduler on the host may
+  # hold: a free loopback port of its own instead (the secure port is the one checked).
+  printf 'healthzBindAddress: 127.0.0.1:%s\nmetricsBindAddress: 127.0.0.1:%s\n' $((port + 1)) $((port + 1)) \
+    >>"$RUNDIR/kube-scheduler-config.yaml"
   if ! grep -q "urlPrefix: $url" "$RUNDIR/kube-scheduler-config.yaml" ||
     { [ -n "$tls" ] && ! grep -q "caFile: $tls/ca.crt" "$RUNDIR/kube-scheduler-config.yaml"; } ||
     ! grep -q "kubeconfig: $pki" "$RUNDIR/kube-scheduler-config.yaml"; then
