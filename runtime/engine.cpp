@@ -462,17 +462,15 @@ struct engine::impl {
 
   status spawn_scheduler(const caf::actor& pods_watch, const caf::actor& nodes_watch) {
     scheduler::scheduler_actor_config sc;
-    if (opts.scheduler_config.empty()) {
-      // Derived: the scheduler derives it from the nodes watch's first LIST (no LIST of its own
-      // here), then follows GPU nodes joining and leaving. Until then, no cells.
-      sc.config_yaml = runtime::hived_config_from_shape({});
-    } else {
+    if (!opts.scheduler_config.empty()) {
       auto text = scheduler_config_text(opts.scheduler_config);
       if (!text)
         return text.err();
       sc.config_yaml = std::move(*text);
-    }
-    if (opts.scheduler_config.empty()) { // derived: it follows GPU nodes joining and leaving
+    } else {
+      // Derived: the scheduler derives it from the nodes watch's first LIST (no LIST of its own
+      // here), then follows GPU nodes joining and leaving. Until then, no cells.
+      sc.config_yaml = runtime::hived_config_from_shape({});
       sc.derived = scheduler::derived_config{
           [](const k8s::node& n) {
             auto shape = runtime::gpu_shape_of(n);

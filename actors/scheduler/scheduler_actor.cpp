@@ -269,17 +269,30 @@ void oldest_first(std::vector<pod_ptr>& pods) {
   });
 }
 
-// The derived configuration of `nodes` (name → node), and how many of them have GPUs.
+// A core on the configuration derived from `nodes` (name → node), when it differs from the one in
+// use; the configuration in use is then the new one. Nullopt when it is the same, or when it
+// does not load (logged; the one in use stays). `gpu_nodes`: how many of the nodes have GPUs.
 template <class NodeMap>
-std::pair<std::string, std::size_t> derive_from(const derived_config& derived, const NodeMap& nodes) {
+std::optional<scheduler_core> derive_core(scheduler_actor* self, const NodeMap& nodes, std::size_t& gpu_nodes) {
+  auto& st = self->state;
   std::vector<k8s::node> list;
   list.reserve(nodes.size());
-  std::size_t gpu_nodes = 0;
+  gpu_nodes = 0;
   for (const auto& [name, n] : nodes) {
     list.push_back(*n);
-    gpu_nodes += !derived.signature(*n).empty();
+    gpu_nodes += !st.cfg.derived->signature(*n).empty();
   }
-  return {derived.derive(list), gpu_nodes};
+  auto yaml = st.cfg.derived->derive(list);
+  if (yaml == st.cfg.config_yaml)
+    return std::nullopt;
+  auto core = scheduler_core::load(yaml);
+  if (!core) {
+    spdlog::error("scheduler: the configuration derived from {} GPU node(s) does not load, keeping the one in "
+                  "use: {}", gpu_nodes, core.err().message);
+    return std::nullopt;
+  }
+  st.cfg.config_yaml = std::move(yaml);
+  return std::move(*core);
 }
 
 // A derived configuration from the nodes as the nodes watch listed them, before anything is
@@ -287,17 +300,9 @@ std::pair<std::string, std::size_t> derive_from(const derived_config& derived, c
 // watch has synced; events of nodes that change meanwhile wait in nodes_at_start.
 void derive_at_start(scheduler_actor* self) {
   auto& st = self->state;
-  auto [yaml, gpu_nodes] = derive_from(*st.cfg.derived, st.nodes_at_start);
-  if (yaml != st.cfg.config_yaml) {
-    auto core = scheduler_core::load(yaml);
-    if (!core) {
-      spdlog::error("scheduler: the configuration derived from {} GPU node(s) does not load: {}", gpu_nodes,
-                    core.err().message);
-      return;
-    }
+  std::size_t gpu_nodes = 0;
+  if (auto core = derive_core(self, st.nodes_at_start, gpu_nodes))
     st.core.emplace(std::move(*core));
-    st.cfg.config_yaml = std::move(yaml);
-  }
   if (gpu_nodes == 0)
     spdlog::warn("scheduler: no node has allocatable nvidia.com/gpu yet; GPU nodes are taken in as they register");
   else
@@ -347,18 +352,12 @@ void become_ready(scheduler_actor* self) {
 void rebuild(scheduler_actor* self) {
   auto& st = self->state;
   st.rebuild_queued = false;
-  auto [yaml, gpu_nodes] = derive_from(*st.cfg.derived, st.nodes);
-  if (yaml == st.cfg.config_yaml)
+  std::size_t gpu_nodes = 0;
+  auto core = derive_core(self, st.nodes, gpu_nodes);
+  if (!core)
     return;
-  auto core = scheduler_core::load(yaml);
-  if (!core) {
-    spdlog::error("scheduler: the configuration derived from {} GPU node(s) does not load, keeping the one in "
-                  "use: {}", gpu_nodes, core.err().message);
-    return;
-  }
   scheduler_core old = std::move(*st.core);
   st.core.emplace(std::move(*core));
-  st.cfg.config_yaml = std::move(yaml);
   for (const auto& [name, n] : st.nodes)
     st.core->set_node(name, node_healthy(*n));
   // The pods the old core held (those it refused were told why already and stay out).

@@ -89,11 +89,14 @@ client::resource_ref ref_of(task_actor* self, const object_kind& kind, const std
   return {kind.group, kind.version, kind.resource, self->state.task->metadata.namespace_, name, ""};
 }
 
-// A newer copy of an owned object (a watch event, an answer or a re-read); null object: gone.
+std::string owned_key(const std::string& resource, const std::string& name) { return resource + "/" + name; }
+
+// A newer copy of an owned object (a watch event, an answer or a re-read), or, with `gone`, its
+// deletion.
 void take_owned(task_actor* self, const std::string& resource, std::shared_ptr<const k8s::custom_object> obj,
                 bool gone = false) {
   auto& owned = self->state.owned;
-  std::string key = resource + "/" + obj->metadata.name;
+  std::string key = owned_key(resource, obj->metadata.name);
   auto it = owned.find(key);
   if (gone) {
     if (it != owned.end() && it->second.object->metadata.uid == obj->metadata.uid)
@@ -244,19 +247,24 @@ void take_pod(task_actor* self, const json::value& doc) {
   self->state.pods.upsert(std::make_shared<const k8s::pod>(std::move(*pod)));
 }
 
+// What a create met (its answer, or a re-read after a 409): a pod, or an owned object.
+void take_created(task_actor* self, const controller::create_step& c, json::value&& doc) {
+  if (c.where.resource == "pods")
+    take_pod(self, doc);
+  else
+    take_owned_json(self, c.where.resource, std::move(doc));
+}
+
 void note_answer(task_actor* self, const controller::step& s, json::value& answer) {
   if (const auto* c = std::get_if<controller::create_step>(&s)) {
-    if (c->where.resource == "pods") {
+    if (c->where.resource == "pods")
       count_pod_created();
-      take_pod(self, answer);
-    } else {
-      take_owned_json(self, c->where.resource, std::move(answer));
-    }
+    take_created(self, *c, std::move(answer));
   } else if (const auto* d = std::get_if<controller::delete_step>(&s)) {
     // Gone from this actor's view at once: the watch's later echo comes with its
     // deletionTimestamp, which rounds leave alone.
     if (d->ref.resource != "pods") {
-      self->state.owned.erase(d->ref.resource + "/" + d->ref.name);
+      self->state.owned.erase(owned_key(d->ref.resource, d->ref.name));
     } else if (auto it = self->state.pods.items.find(d->ref.name); it != self->state.pods.items.end()) {
       self->state.pods.items.erase(it);
     }
@@ -287,10 +295,7 @@ void on_outcome(task_actor* self, plan_outcome& out) {
   if (out.what == plan_outcome::result::failed) {
     if (out.reread) {
       if (const auto* c = std::get_if<controller::create_step>(&p.steps[out.failed_step]))
-        if (c->where.resource == "pods")
-          take_pod(self, *out.reread);
-        else
-          take_owned_json(self, c->where.resource, std::move(*out.reread));
+        take_created(self, *c, std::move(*out.reread));
       else
         take_task(self, std::move(*out.reread));
     }

@@ -232,7 +232,7 @@ template <class T>
 void start_list(watch_actor<T>* self) {
   auto& st = self->state;
   st.stream.cancel();
-  auto gen = ++st.generation;
+  ++st.generation; // answers to an abandoned LIST or stream are dropped
   st.list_started = std::chrono::steady_clock::now();
   st.list_items.clear();
   st.list_restarted = false;
