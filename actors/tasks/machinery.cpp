@@ -59,7 +59,7 @@ public:
       abort_deleted();
       return finish();
     }
-    if (cur_.phase && is_terminal(*cur_.phase)) {
+    if (cur_.phase && is_terminal(*cur_.phase) && !restart_for_overwrite()) {
       settle_ended();
       return finish();
     }
@@ -72,9 +72,10 @@ public:
       end();
       return finish();
     }
-    if (!has_finalizer(meta))
-      out_.finalizer = finalizer_change::add;
-    handle(*spec);
+    if (consult_cache(*spec)) {
+      hold_finalizer();
+      handle(*spec);
+    }
     return finish();
   }
 
@@ -84,6 +85,173 @@ private:
   task_status cur_, next_;
 
   const platform_config& cfg() const { return *w_.config; }
+
+  void hold_finalizer() {
+    if (!has_finalizer(w_.task->metadata))
+      out_.finalizer = finalizer_change::add;
+  }
+
+  // --- rule 9: the output cache ---------------------------------------------------------------
+
+  std::string owner() const { return reservation_owner(w_.task->metadata.uid); }
+  std::string task_key() const { return w_.task->metadata.namespace_ + "/" + w_.task->metadata.name; }
+
+  bool overwrite_annotated() const {
+    auto it = w_.task->metadata.annotations.find(keys::cache_overwrite);
+    return it != w_.task->metadata.annotations.end() && it->second == "true";
+  }
+
+  void ask_cache(cache_op op, const task_spec& spec, bool overwrite) {
+    cache_ask a;
+    a.op = op;
+    a.key = next_.cache.key;
+    if (a.key.empty()) {
+      a.signature = cache_signature(spec);
+      a.inputs = spec.inputs;
+    }
+    a.owner = owner();
+    a.overwrite = overwrite;
+    out_.cache.push_back(std::move(a));
+  }
+
+  // A Succeeded task annotated kozmo.io/cache-overwrite=true (a value not honoured yet) runs
+  // again; the annotation removed forgets the honoured value, so setting it again recomputes
+  // again. Returns whether the task runs again in this round.
+  bool restart_for_overwrite() {
+    bool annotated = overwrite_annotated();
+    if (!annotated) {
+      next_.cache.overwrite.clear();
+      return false;
+    }
+    if (cur_.phase != task_phase::succeeded || cur_.cache.overwrite == "true" || !w_.task->document.find("spec"))
+      return false;
+    auto spec = decode_task(*w_.task, w_.plugins->types());
+    if (!spec || !spec->cache)
+      return false;
+    next_.cache = {};
+    next_.cache.overwrite = "true";
+    next_.outputs.clear();
+    next_.completion_time.reset();
+    if (next_.current_attempt())
+      ++next_.attempt;
+    next_.first_attempt = next_.attempt;
+    next_.system_failures = 0;
+    next_.plugin_state = json::value();
+    record(task_phase::queued, "CacheOverwrite",
+           std::string(keys::cache_overwrite) + "=true: the task runs again and its outputs replace the stored ones",
+           "Normal", "CacheOverwrite");
+    return true;
+  }
+
+  // Returns whether the task goes on to run an attempt in this round.
+  bool consult_cache(const task_spec& spec) {
+    if (!spec.cache)
+      return true;
+    auto& c = next_.cache;
+    const cache_answer& a = w_.cache;
+    auto heartbeat = cfg().cache_reservation_heartbeat;
+    bool serial = spec.cache->serializable;
+    if (c.result == "Miss" || c.result == "Overwrite") {
+      if (c.reserved)
+        keep_reservation(spec, heartbeat);
+      return true;
+    }
+    bool overwrite = overwrite_annotated();
+    if (overwrite)
+      c.overwrite = "true"; // honoured from the start: a later round must not restart the run
+    bool stale = a.known && serial && w_.now >= a.at + heartbeat;
+    if (!a.known || stale || (!c.key.empty() && a.key != c.key)) {
+      ask_cache(serial ? cache_op::reserve : cache_op::lookup, spec, overwrite);
+      if (serial)
+        hold_finalizer(); // a reservation is about to be held: a delete must give it back
+      return false;
+    }
+    c.key = a.key;
+    std::string computing = overwrite ? "Overwrite" : "Miss";
+    if (!a.error.empty()) {
+      c.result = computing;
+      out_.events.push_back({"Warning", "CacheUnavailable",
+                             "the output cache could not be read (" + a.error + "): the task runs without it"});
+      return true;
+    }
+    if (a.entry && a.entry->outputs && !overwrite) {
+      cache_hit(spec, *a.entry->outputs);
+      return false;
+    }
+    if (!serial) {
+      c.result = computing;
+      return true;
+    }
+    if (holds_reservation(a.entry, owner(), w_.now)) {
+      c.result = computing;
+      c.reserved = true;
+      wake(a.at + heartbeat);
+      return true;
+    }
+    // Another task holds the reservation: wait for its outputs, or for it to give up.
+    const auto& r = *a.entry->reservation;
+    std::string holder = r.owner.rfind("taskexecution/", 0) == 0 ? "the task with uid " + r.owner.substr(14) : r.owner;
+    record(task_phase::waiting_for_cache, "WaitingForCache",
+           holder + " is computing the same outputs (cache key " + c.key.substr(0, 12) +
+               "); this task reuses them when they are stored, or computes them if that task fails (its "
+               "reservation expires at " + k8s::format_time(r.expires_at) + " unless renewed)",
+           "Normal", "WaitingForCache");
+    wake(std::min(a.at + heartbeat, r.expires_at));
+    return false;
+  }
+
+  // The holder extends its reservation every heartbeat (after a restart at once).
+  void keep_reservation(const task_spec& spec, std::chrono::milliseconds heartbeat) {
+    const cache_answer& a = w_.cache;
+    if (!a.known || a.key != next_.cache.key || w_.now >= a.at + heartbeat) {
+      ask_cache(cache_op::reserve, spec, true);
+      return;
+    }
+    if (a.error.empty() && !holds_reservation(a.entry, owner(), w_.now)) {
+      // Taken over while this controller could not renew it: the task computes all the same and
+      // stores what it computes; the other holder's outputs, if first, are overwritten by equal ones.
+      next_.cache.reserved = false;
+      return;
+    }
+    wake(a.at + heartbeat);
+  }
+
+  void cache_hit(const task_spec& spec, const cache_outputs& o) {
+    next_.cache.result = "Hit";
+    next_.cache.source = o.task;
+    next_.outputs = o.location;
+    std::string msg = "the outputs of " + (o.task.empty() ? std::string("an identical task") : o.task) +
+                      " are reused (cache key " + next_.cache.key.substr(0, 12) + ", version \"" +
+                      spec.cache->version + "\")" + (o.location.empty() ? "" : ": " + o.location);
+    record(task_phase::succeeded, "CacheHit", msg, "Normal", "CacheHit", msg);
+    end();
+  }
+
+  void cache_store(const task_spec& spec) {
+    auto& c = next_.cache;
+    if (!spec.cache || c.key.empty() || c.result == "Hit")
+      return;
+    cache_ask a;
+    a.op = cache_op::store;
+    a.key = c.key;
+    a.owner = owner();
+    a.outputs = {spec.output_prefix, task_key(), w_.task->metadata.uid, w_.now};
+    out_.cache.push_back(std::move(a));
+    c.result = "Populated";
+    c.reserved = false;
+  }
+
+  void cache_release() {
+    auto& c = next_.cache;
+    if (!c.reserved || c.key.empty())
+      return;
+    cache_ask a;
+    a.op = cache_op::release;
+    a.key = c.key;
+    a.owner = owner();
+    out_.cache.push_back(std::move(a));
+    c.reserved = false;
+  }
 
   void wake(time_point at) {
     if (!out_.wake_at || at < *out_.wake_at)
@@ -114,6 +282,7 @@ private:
   void end() {
     if (!next_.completion_time)
       next_.completion_time = w_.now;
+    cache_release(); // a failure (a success has stored and released already)
     settle_ended();
   }
 
@@ -145,6 +314,8 @@ private:
     }
     if (has_finalizer(w_.task->metadata))
       out_.finalizer = finalizer_change::remove;
+    else if (out_.finalizer == finalizer_change::add)
+      out_.finalizer = finalizer_change::none; // ended in its first rounds: nothing to hold
   }
 
   void abort_deleted() {
@@ -168,6 +339,7 @@ private:
       }
     }
     release_pool();
+    cache_release();
     out_.finalizer = finalizer_change::remove;
   }
 
@@ -294,6 +466,8 @@ private:
       out_.deletes.push_back(std::move(d));
     int attempt = next_.attempt;
     if (succeeded) {
+      next_.outputs = spec.output_prefix;
+      cache_store(spec);
       record(task_phase::succeeded, "", info.message.empty() ? "the task succeeded" : info.message, "Normal",
              "Succeeded");
       end();
@@ -306,7 +480,7 @@ private:
     }
     // Rule 4: a retryable failure, counted as the user's or the system's.
     bool system = info.kind == error_kind::system;
-    int user_failures = attempt - next_.system_failures + (system ? 0 : 1);
+    int user_failures = attempt - next_.first_attempt - next_.system_failures + (system ? 0 : 1);
     if (system)
       ++next_.system_failures;
     std::string why_not;

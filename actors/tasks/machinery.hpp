@@ -30,8 +30,19 @@
 //     sidecars), in which case it is deleted. Other objects (a training job) are treated alike:
 //     earlier attempts' are deleted, the last one's stays. Pods another object controls (a
 //     job's) are that object's to delete, never the machinery's.
+//  9. spec.cache (cache.hpp): before anything is held or created, the cache store is asked
+//     (lookup; `reserve` when serializable). Stored outputs complete the task at once
+//     (Succeeded, reason CacheHit, no pod, no finalizer). Serializable: the task computes only
+//     while it holds the key's reservation, extended every heartbeat; while another task holds
+//     it, the task waits (WaitingForCache) and asks again when told the entry changed, at every
+//     heartbeat and when the reservation expires. A success stores the outputs (releasing the
+//     reservation); a final failure or a delete releases it, so a waiting task takes over. A
+//     store that cannot be read is a miss (a Warning Event), never a failure. The annotation
+//     kozmo.io/cache-overwrite=true skips the lookup, and on a Succeeded task starts a new run
+//     (attempts counted from status.firstAttempt) whose outputs replace the stored ones.
 #pragma once
 
+#include "actors/tasks/cache.hpp"
 #include "actors/tasks/plugin.hpp"
 #include "actors/tasks/task_status.hpp"
 
@@ -55,6 +66,27 @@ struct template_answer {
   std::optional<json::value> found; // nullopt: it does not exist
 };
 
+// What the cache store last answered for this task.
+struct cache_answer {
+  bool known = false; // an answer is in hand (false: nothing asked yet, or told to ask again)
+  std::string key;
+  std::optional<cache_entry> entry; // the key's entry after the op (nullopt: none stored)
+  time_point at;                    // when it was answered
+  std::string error;                // the store could not be read ("" when it was)
+};
+
+// A question for the cache store. The first one of a task carries no key: the store derives it
+// from the signature and the inputs' content digests.
+struct cache_ask {
+  cache_op op = cache_op::lookup;
+  std::string key;
+  std::string signature;
+  std::map<std::string, std::string> inputs; // name → URI
+  std::string owner;
+  bool overwrite = false;
+  cache_outputs outputs; // store
+};
+
 struct task_world {
   const k8s::custom_object* task = nullptr;
   // The task's status as decoded from task->document (a caller that keeps it decoded passes it;
@@ -66,6 +98,7 @@ struct task_world {
   const plugin_registry* plugins = nullptr;
   pool_grant grant;
   template_answer templ;
+  cache_answer cache;
   time_point now;
 };
 
@@ -87,6 +120,7 @@ struct task_round {
   pool_action pool = pool_action::none;
   std::string pool_name;
   std::string need_template; // ask the store for this template, then run again
+  std::vector<cache_ask> cache; // questions for the cache store, in order
   std::optional<time_point> wake_at;
 };
 

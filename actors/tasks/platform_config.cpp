@@ -169,6 +169,7 @@ const std::vector<std::pair<std::string, reader>>& readers() {
       {"interruptible-failure-threshold",
        int_key("interruptible-failure-threshold", &pc::interruptible_failure_threshold, -1000)},
       {"max-system-failures", int_key("max-system-failures", &pc::max_system_failures, 0)},
+      {"cache-reservation-heartbeat", duration_key("cache-reservation-heartbeat", &pc::cache_reservation_heartbeat)},
   };
   return table;
 }
@@ -195,6 +196,9 @@ expected<platform_config> parse_platform_config(const json::value& section) {
     if (auto st = (*found)(value, c); !st)
       return st.err();
   }
+  if (c.cache_reservation_heartbeat.count() <= 0)
+    return error::invalid("tasks.cache-reservation-heartbeat: must be more than 0 (the holder extends its "
+                          "reservation this often)");
   return c;
 }
 

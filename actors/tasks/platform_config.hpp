@@ -54,6 +54,9 @@ struct platform_config {
   // System failures (the platform's fault: node lost, pod deleted, CreateContainerError) a task
   // may have before it fails; they do not use up spec.retries.
   int max_system_failures = 3;
+  // The output cache's reservations (cache.hpp): the holder extends its reservation this often;
+  // it expires three heartbeats after the last one (the peer's datacatalog: 10 s, × 3).
+  std::chrono::milliseconds cache_reservation_heartbeat{std::chrono::seconds(10)};
 };
 
 // Reads the `tasks:` section (a JSON object, from YAML). A null section gives the defaults.

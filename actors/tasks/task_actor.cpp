@@ -5,6 +5,7 @@
 #include "actors/controller/pass_control.hpp"
 #include "actors/controller/spawn_child.hpp"
 #include "actors/controller/supervisor_actor.hpp"
+#include "actors/tasks/cache_store_actor.hpp"
 #include "actors/tasks/machinery.hpp"
 #include "actors/tasks/task_metrics.hpp"
 #include "k8s/client/retry.hpp"
@@ -48,6 +49,8 @@ struct task_state {
   std::shared_ptr<std::string> pool_asked = std::make_shared<std::string>();
   template_answer templ;
   std::string template_asked;
+  cache_answer cache;
+  int cache_asks_out = 0; // cache requests not answered yet: no new one meanwhile
   controller::pass_control rounds;
   std::optional<client::backoff> backoff;
   // The task's status decoded, for the resourceVersion it was decoded at.
@@ -173,6 +176,44 @@ void ask_template(task_actor* self, const std::string& name) {
     st.template_asked.clear();
     request_round(self);
   });
+}
+
+// The store's answers arrive in the order asked (one slot, one after another); the last one is
+// what the next round reads.
+void ask_cache(task_actor* self, std::vector<cache_ask>& asks) {
+  auto& st = self->state;
+  if (asks.empty())
+    return;
+  bool has_write = std::any_of(asks.begin(), asks.end(),
+                               [](const cache_ask& a) { return a.op == cache_op::store || a.op == cache_op::release; });
+  if (st.cache_asks_out > 0 && !has_write)
+    return; // a question is out: its answer brings the next round
+  const auto& ns = st.task->metadata.namespace_;
+  for (auto& a : asks) {
+    if (!st.cfg->cache) {
+      st.cache = {true, "", std::nullopt, st.tools.time->now(), "no cache store runs in this controller"};
+      request_round(self);
+      return;
+    }
+    bool write = a.op == cache_op::store || a.op == cache_op::release;
+    ++st.cache_asks_out;
+    self->request(st.cfg->cache, caf::infinite, cache_request{ns, std::move(a), st.cfg->platform->cache_reservation_heartbeat})
+        .then(
+            [self, write](cache_reply& r) {
+              auto& st = self->state;
+              --st.cache_asks_out;
+              if (write && !r.answer.error.empty())
+                spdlog::warn("tasks: {}: the output cache: {}", who(self), r.answer.error);
+              if (!write)
+                st.cache = std::move(r.answer);
+              request_round(self);
+            },
+            [self](caf::error&) {
+              --self->state.cache_asks_out;
+              self->state.cache = {true, "", std::nullopt, self->state.tools.time->now(), "the cache store stopped"};
+              request_round(self);
+            });
+  }
 }
 
 // --- a round's decisions as a plan for the executor ---------------------------------------------
@@ -345,6 +386,7 @@ void run(task_actor* self) {
   w.plugins = st.cfg->plugins.get();
   w.grant = st.grant;
   w.templ = st.templ;
+  w.cache = st.cache;
   w.now = st.tools.time->now();
   auto r = run_round(w);
   count_round();
@@ -356,6 +398,7 @@ void run(task_actor* self) {
     give_back_pool(self, r.pool_name);
   if (!r.need_template.empty())
     ask_template(self, r.need_template);
+  ask_cache(self, r.cache);
   if (r.status && r.status->phase && current_status(self).phase != r.status->phase)
     spdlog::debug("tasks: {} is {} ({})", who(self), to_string(*r.status->phase), r.status->reason);
   auto p = plan_of(self, r);
@@ -430,6 +473,13 @@ caf::behavior task_behavior(task_actor* self, std::shared_ptr<const task_actor_c
         if (g.pool != *st.pool_asked)
           return;
         st.grant = {pool_grant::state::granted, false, ""};
+        request_round(self);
+      },
+      [self](cache_changed& c) {
+        auto& st = self->state;
+        if (c.key != st.cache.key || c.ns != st.task->metadata.namespace_)
+          return;
+        st.cache.known = false; // outputs stored or the reservation let go: ask again
         request_round(self);
       },
       [self](round_atom) { run(self); },

@@ -8,6 +8,7 @@
 //   task ◀──plan_outcome── executor                (a 409 re-reads; a failure backs off)
 //   task ──pool_acquire / pool_release──▶ resource manager ──pool_answer, pool_granted──▶ task
 //   task ──template_request──▶ template store ──template_reply──▶ task
+//   task ──cache_request──▶ cache store ──cache_reply──▶ task; cache store ──cache_changed──▶ task
 //
 // What a plan creates or changes is put in the actor's view at once (from the API's answers), so
 // a round that runs before the watch echoes it does not decide it again. A round does not run
@@ -33,6 +34,7 @@ struct task_actor_config {
   std::shared_ptr<const plugin_registry> plugins;
   caf::actor pools;     // the resource manager
   caf::actor templates; // the pod template store
+  caf::actor cache;     // the cache store (null: spec.cache finds no store and runs uncached)
   std::chrono::milliseconds min_backoff{250};
   std::chrono::milliseconds max_backoff{30000};
   std::string component = "kozmo-tasks"; // Events' source.component

@@ -3,6 +3,7 @@
 #include "actors/controller/event_recorder_actor.hpp"
 #include "actors/controller/executor_actor.hpp"
 #include "actors/controller/supervisor_actor.hpp"
+#include "actors/tasks/cache_store_actor.hpp"
 #include "actors/tasks/pod_plugin.hpp"
 #include "actors/tasks/resource_manager_actor.hpp"
 #include "actors/tasks/task_actor.hpp"
@@ -32,12 +33,15 @@ std::vector<caf::actor> spawn_task_controller(caf::actor_system& sys, caf::actor
   out.push_back(pools);
   auto templates = spawn_template_store(sys, {cfg.cli, cfg.template_namespace});
   out.push_back(templates);
+  auto cache = spawn_cache_store(sys, {cfg.cli, nullptr});
+  out.push_back(cache);
 
   auto task_cfg = std::make_shared<task_actor_config>();
   task_cfg->platform = std::make_shared<const platform_config>(std::move(cfg.platform));
   task_cfg->plugins = std::make_shared<const plugin_registry>(plugin_registry::with_builtins(cfg.training_jobs));
   task_cfg->pools = pools;
   task_cfg->templates = templates;
+  task_cfg->cache = cache;
 
   controller::supervisor_config sc;
   sc.name = "tasks";

@@ -73,6 +73,15 @@ task_status status_from_json(const json::value& status) {
     }
   if (const auto* ps = status.find("pluginState"))
     s.plugin_state = *ps;
+  if (const auto* c = status.find("cache"); c && c->is_object()) {
+    s.cache.key = c->get_string("key");
+    s.cache.result = c->get_string("result");
+    s.cache.source = c->get_string("source");
+    s.cache.reserved = c->get_bool("reserved");
+    s.cache.overwrite = c->get_string("overwrite");
+  }
+  s.outputs = status.get_string("outputs");
+  s.first_attempt = read_int(status, "firstAttempt");
   return s;
 }
 
@@ -128,6 +137,22 @@ json::value status_to_json(const task_status& s) {
   out["history"] = std::move(history);
   if (!s.plugin_state.is_null())
     out["pluginState"] = s.plugin_state;
+  if (!s.cache.empty()) {
+    json::value c = json::object{};
+    c["key"] = s.cache.key;
+    if (!s.cache.result.empty())
+      c["result"] = s.cache.result;
+    if (!s.cache.source.empty())
+      c["source"] = s.cache.source;
+    c["reserved"] = s.cache.reserved;
+    if (!s.cache.overwrite.empty())
+      c["overwrite"] = s.cache.overwrite;
+    out["cache"] = std::move(c);
+  }
+  if (!s.outputs.empty())
+    out["outputs"] = s.outputs;
+  if (s.first_attempt != 0)
+    out["firstAttempt"] = s.first_attempt;
   return out;
 }
 

@@ -9,6 +9,9 @@
 //     attempts: [{attempt, pod, phase, reason, message, interruptible, startTime, endTime}]
 //     history:  [{phase, version, attempt, reason, time}]    the last `history_limit` entries
 //     pluginState: {version, ...}                             the plugin's own, between rounds
+//     cache: {key, result, source, reserved, overwrite}      spec.cache's bookkeeping
+//     outputs: URI                                            where the task's outputs are
+//     firstAttempt: N         the attempt this run started at (0; later after a cache overwrite)
 #pragma once
 
 #include "actors/tasks/phase.hpp"
@@ -44,6 +47,19 @@ struct history_entry {
   friend bool operator==(const history_entry&, const history_entry&) = default;
 };
 
+// spec.cache's bookkeeping (cache.hpp).
+struct cache_status {
+  std::string key;
+  // "": not decided yet; "Hit": completed from stored outputs; "Miss": computing; "Overwrite":
+  // recomputing on kozmo.io/cache-overwrite; "Populated": computed and stored.
+  std::string result;
+  std::string source;    // Hit: "namespace/name" of the task that computed the outputs
+  bool reserved = false; // serializable: this task holds the key's reservation
+  std::string overwrite; // the kozmo.io/cache-overwrite value already honoured
+  bool empty() const { return key.empty() && result.empty() && !reserved && overwrite.empty(); }
+  friend bool operator==(const cache_status&, const cache_status&) = default;
+};
+
 struct task_status {
   std::optional<task_phase> phase; // nullopt: never handled
   std::uint32_t phase_version = 0;
@@ -60,6 +76,9 @@ struct task_status {
   std::vector<attempt_record> attempts;
   std::vector<history_entry> history;
   json::value plugin_state; // {version: N, ...}; null when none
+  cache_status cache;
+  std::string outputs; // where the outputs are (spec.outputPrefix, or a cache hit's source's)
+  int first_attempt = 0; // attempts before it belong to an earlier run (a cache overwrite)
 
   friend bool operator==(const task_status&, const task_status&) = default;
 

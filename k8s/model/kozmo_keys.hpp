@@ -48,5 +48,8 @@ inline constexpr const char* task_attempt = "kozmo.io/task-attempt";
 inline constexpr const char* task_finalizer = "kozmo.io/task-execution";
 // The cluster autoscaler's annotation: a task pod is never moved to shrink the cluster.
 inline constexpr const char* safe_to_evict = "cluster-autoscaler.kubernetes.io/safe-to-evict";
+// On a TaskExecution with spec.cache: "true" recomputes (once per value set) instead of reusing
+// stored outputs, and stores the new ones over them.
+inline constexpr const char* cache_overwrite = "kozmo.io/cache-overwrite";
 
 } // namespace kozmo::keys

@@ -104,5 +104,70 @@ TEST_CASE("only the owner releases a reservation") {
   CHECK(may_release(r, "a-0"));
   CHECK_FALSE(may_release(r, "b-0"));
   CHECK_FALSE(may_release(std::nullopt, "a-0"));
-  CHECK(reservation_owner("uid-1", 2) == "uid-1-2");
+  // One owner per task: a retried attempt keeps its place.
+  CHECK(reservation_owner("uid-1") == "taskexecution/uid-1");
+}
+
+TEST_CASE("cache operations on a stored entry: reserve, store, release, lookup") {
+  const auto hb = std::chrono::milliseconds(10000);
+  cache_op_args a{cache_op::reserve, "k1", "sig", "taskexecution/a", t0(), hb, false, {}};
+  auto first = apply_cache_op(std::nullopt, a);
+  REQUIRE(first.entry);
+  CHECK(first.write); // created with the reservation
+  CHECK(first.entry->key == "k1");
+  CHECK(first.entry->signature == "sig");
+  CHECK(holds_reservation(first.entry, "taskexecution/a", t0()));
+  CHECK_FALSE(holds_reservation(first.entry, "taskexecution/a", t0() + 30s)); // expired
+
+  auto b = a;
+  b.owner = "taskexecution/b";
+  auto second = apply_cache_op(first.entry, b);
+  CHECK_FALSE(second.write);
+  CHECK_FALSE(holds_reservation(second.entry, "taskexecution/b", t0()));
+
+  // A release by someone else changes nothing; the holder's lets the waiting ones go on.
+  auto wrong = b;
+  wrong.op = cache_op::release;
+  CHECK_FALSE(apply_cache_op(first.entry, wrong).write);
+  auto rel = a;
+  rel.op = cache_op::release;
+  auto released = apply_cache_op(first.entry, rel);
+  CHECK(released.write);
+  CHECK(released.notify);
+  CHECK_FALSE(released.entry->reservation);
+
+  // Stored outputs end the reservation and are what a later reserve or lookup finds (no new
+  // reservation: it is a hit), unless the asker overwrites.
+  auto st = a;
+  st.op = cache_op::store;
+  st.outputs = {"s3://b/out/", "ml/a", "a", t0() + 5s};
+  auto stored = apply_cache_op(first.entry, st);
+  CHECK(stored.write);
+  CHECK(stored.notify);
+  REQUIRE(stored.entry->outputs);
+  CHECK(stored.entry->outputs->location == "s3://b/out/");
+  CHECK_FALSE(stored.entry->reservation);
+  auto hit = apply_cache_op(stored.entry, b);
+  CHECK_FALSE(hit.write);
+  CHECK(hit.entry->outputs);
+  auto over = b;
+  over.overwrite = true;
+  auto recompute = apply_cache_op(stored.entry, over);
+  CHECK(recompute.write);
+  CHECK(holds_reservation(recompute.entry, "taskexecution/b", t0()));
+  auto look = a;
+  look.op = cache_op::lookup;
+  CHECK_FALSE(apply_cache_op(std::nullopt, look).entry);
+  CHECK_FALSE(apply_cache_op(std::nullopt, look).write);
+}
+
+TEST_CASE("a cache entry survives its trip through the API server's JSON") {
+  cache_entry e{"abc", "type=container\n", cache_outputs{"file:///tmp/out/", "ml/t1", "uid-1", t0()},
+                cache_reservation{"taskexecution/uid-2", t0() + 30s}};
+  auto obj = cache_entry_to_json(e, "ml");
+  CHECK(obj.get_string("kind") == "TaskCacheEntry");
+  CHECK(obj.at_path({"metadata", "name"})->as_string() == "tx-abc");
+  CHECK(obj.at_path({"metadata", "namespace"})->as_string() == "ml");
+  CHECK(cache_entry_from_json(obj) == e);
+  CHECK(cache_entry_from_json(parse_json(R"({"spec":{"key":"k"}})")) == cache_entry{"k", "", std::nullopt, std::nullopt});
 }

@@ -63,6 +63,11 @@ struct fake_cluster {
   std::map<std::string, json::value> templates; // by name, in the task's namespace
   pool_grant grant;
   template_answer templ;
+  // The cache store's entries by key, shared by clusters that share a store; what it last
+  // answered this task.
+  std::shared_ptr<std::map<std::string, cache_entry>> cache_book = std::make_shared<std::map<std::string, cache_entry>>();
+  cache_answer cache;
+  bool cache_down = false; // the store cannot be read
   time_point now = t0();
   int uids = 0;
   std::vector<task_event> events;   // every event recorded, in order
@@ -99,10 +104,14 @@ struct fake_cluster {
       w.plugins = &plugins;
       w.grant = grant;
       w.templ = templ;
+      w.cache = cache;
       w.now = now;
       last = run_round(w);
       bool asked = !last.need_template.empty() ||
-                   (last.pool == pool_action::acquire && grant.what == pool_grant::state::unasked);
+                   (last.pool == pool_action::acquire && grant.what == pool_grant::state::unasked) ||
+                   std::any_of(last.cache.begin(), last.cache.end(), [](const cache_ask& a) {
+                     return a.op == cache_op::lookup || a.op == cache_op::reserve;
+                   });
       apply(last);
       if (!asked)
         break;
@@ -163,6 +172,28 @@ struct fake_cluster {
     }
     if (r.pool == pool_action::release)
       pools->release(r.pool_name, task.metadata.uid);
+    for (const auto& a : r.cache) {
+      std::string key = a.key;
+      if (key.empty()) {
+        std::map<std::string, std::string> digests;
+        for (const auto& [name, uri] : a.inputs)
+          digests[name] = "uri:" + uri;
+        key = cache_key(a.signature, digests);
+      }
+      if (cache_down) {
+        cache = {true, key, std::nullopt, now, "connection refused"};
+        continue;
+      }
+      std::optional<cache_entry> current;
+      if (auto it = cache_book->find(key); it != cache_book->end())
+        current = it->second;
+      cache_op_args args{a.op, key, a.signature, a.owner, now, config.cache_reservation_heartbeat, a.overwrite, a.outputs};
+      auto change = apply_cache_op(current, args);
+      if (change.write)
+        (*cache_book)[key] = *change.entry;
+      if (a.op == cache_op::lookup || a.op == cache_op::reserve)
+        cache = {true, key, change.entry, now, ""};
+    }
     if (!r.need_template.empty()) {
       templ.name = r.need_template;
       auto it = templates.find(r.need_template);

@@ -1,0 +1,247 @@
+#include "actors/tasks/cache_store_actor.hpp"
+
+#include "actors/controller/clock.hpp"
+#include "k8s/client/client.hpp"
+
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <deque>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace kozmo::tasks {
+namespace {
+
+// An answer of the API server (from the client's io thread), for operation `id`.
+struct cache_io {
+  std::uint64_t id = 0;
+  bool write = false; // the answer of a write (else of the GET)
+  std::shared_ptr<expected<json::value>> result;
+};
+KOZMO_LOCAL_MESSAGE(cache_io)
+
+struct operation {
+  cache_request req;
+  caf::response_promise rp;
+  caf::actor asker;
+  std::string key;
+  std::string slot; // "ns/key": operations on one slot run one after another
+  int conflicts = 0;
+  bool notify = false; // the write lets waiting tasks go on
+  std::optional<json::value> current; // the entry object as read (nullopt: none)
+  std::optional<cache_entry> after;
+};
+
+struct store_state {
+  static inline const char* name = "cache_store";
+  cache_store_config cfg;
+  std::uint64_t next_id = 0;
+  std::unordered_map<std::uint64_t, operation> running; // by id
+  std::unordered_map<std::string, std::deque<operation>> queued; // by slot, behind the running one
+  std::unordered_set<std::string> busy;                           // slots with an operation running
+  // Tasks that wait on a slot (they saw another's reservation).
+  std::unordered_map<std::string, std::vector<caf::actor>> waiters;
+};
+
+using store_actor = caf::stateful_actor<store_state>;
+
+time_point now(store_actor* self) { return self->state.cfg.time->now(); }
+
+client::resource_ref entry_ref(const std::string& ns, const std::string& key = {}) {
+  return {group, version, cache_entry_resource, ns, key.empty() ? std::string() : cache_entry_name(key), ""};
+}
+
+void send_get(store_actor* self, std::uint64_t id);
+
+void finish(store_actor* self, std::uint64_t id, std::string error = {}) {
+  auto& st = self->state;
+  auto it = st.running.find(id);
+  if (it == st.running.end())
+    return;
+  operation op = std::move(it->second);
+  st.running.erase(it);
+  cache_answer a;
+  a.known = true;
+  a.key = op.key;
+  a.at = now(self);
+  a.error = std::move(error);
+  if (op.after)
+    a.entry = op.after;
+  else if (op.current)
+    a.entry = cache_entry_from_json(*op.current);
+  const auto& ask = op.req.ask;
+  if (a.error.empty() && ask.op == cache_op::reserve && !holds_reservation(a.entry, ask.owner, a.at) &&
+      !(a.entry && a.entry->outputs && !ask.overwrite) && op.asker) {
+    auto& w = st.waiters[op.slot];
+    if (std::find(w.begin(), w.end(), op.asker) == w.end())
+      w.push_back(op.asker);
+  }
+  op.rp.deliver(cache_reply{std::move(a)});
+  // The next operation on the slot.
+  auto q = st.queued.find(op.slot);
+  if (q == st.queued.end() || q->second.empty()) {
+    st.busy.erase(op.slot);
+    if (q != st.queued.end())
+      st.queued.erase(q);
+    return;
+  }
+  operation next = std::move(q->second.front());
+  q->second.pop_front();
+  auto nid = ++st.next_id;
+  st.running.emplace(nid, std::move(next));
+  send_get(self, nid);
+}
+
+void notify(store_actor* self, const operation& op) {
+  auto& st = self->state;
+  auto it = st.waiters.find(op.slot);
+  if (it == st.waiters.end())
+    return;
+  for (auto& w : it->second)
+    if (w != op.asker)
+      self->send(w, cache_changed{op.req.ns, op.key});
+  st.waiters.erase(it);
+}
+
+void send_get(store_actor* self, std::uint64_t id) {
+  auto& op = self->state.running.at(id);
+  caf::actor me = caf::actor_cast<caf::actor>(self);
+  self->state.cfg.cli->get(entry_ref(op.req.ns, op.key), [me, id](expected<json::value> r) {
+    caf::anon_send(me, cache_io{id, false, std::make_shared<expected<json::value>>(std::move(r))});
+  });
+}
+
+void on_read(store_actor* self, std::uint64_t id, expected<json::value>& r) {
+  auto& op = self->state.running.at(id);
+  if (!r && r.err().code != 404) {
+    finish(self, id, r.err().message);
+    return;
+  }
+  op.current.reset();
+  if (r)
+    op.current = std::move(*r);
+  std::optional<cache_entry> current;
+  if (op.current)
+    current = cache_entry_from_json(*op.current);
+  cache_op_args args;
+  args.op = op.req.ask.op;
+  args.key = op.key;
+  args.signature = op.req.ask.signature;
+  args.owner = op.req.ask.owner;
+  args.now = now(self);
+  args.heartbeat = op.req.heartbeat;
+  args.overwrite = op.req.ask.overwrite;
+  args.outputs = op.req.ask.outputs;
+  auto change = apply_cache_op(current, args);
+  op.after = change.entry;
+  if (!change.write) {
+    finish(self, id);
+    return;
+  }
+  json::value body = cache_entry_to_json(*change.entry, op.req.ns);
+  if (op.current) {
+    // Everything of the object as read (labels, annotations a user set), with the new spec; the
+    // resourceVersion makes a concurrent write a 409.
+    json::value updated = *op.current;
+    updated["spec"] = std::move(body["spec"]);
+    body = std::move(updated);
+  }
+  op.notify = change.notify;
+  caf::actor me = caf::actor_cast<caf::actor>(self);
+  auto done = [me, id](expected<json::value> w) {
+    caf::anon_send(me, cache_io{id, true, std::make_shared<expected<json::value>>(std::move(w))});
+  };
+  if (op.current)
+    self->state.cfg.cli->update(entry_ref(op.req.ns, op.key), body, std::move(done));
+  else
+    self->state.cfg.cli->create(entry_ref(op.req.ns), body, std::move(done));
+}
+
+void on_written(store_actor* self, std::uint64_t id, expected<json::value>& w) {
+  auto& op = self->state.running.at(id);
+  if (w) {
+    op.after = cache_entry_from_json(*w);
+    if (op.notify)
+      notify(self, op);
+    finish(self, id);
+    return;
+  }
+  if ((w.err().code == 409) && ++op.conflicts <= self->state.cfg.max_conflicts) {
+    op.after.reset();
+    send_get(self, id); // another write came first: read it and apply the operation again
+    return;
+  }
+  spdlog::warn("tasks: writing the cache entry {} in {}: {}", cache_entry_name(op.key), op.req.ns, w.err().message);
+  op.after.reset();
+  finish(self, id, w.err().message);
+}
+
+// A task's first question carries no key: derive it from the signature and the inputs' digests.
+expected<std::string> derive_key(store_actor* self, const cache_ask& ask) {
+  std::map<std::string, std::string> digests;
+  for (const auto& [name, uri] : ask.inputs) {
+    auto d = self->state.cfg.digest(uri);
+    if (!d)
+      return error::invalid("input " + name + " (" + uri + "): " + d.err().message);
+    digests[name] = *d;
+  }
+  return cache_key(ask.signature, digests);
+}
+
+caf::behavior cache_store(store_actor* self, cache_store_config cfg) {
+  if (!cfg.time)
+    cfg.time = controller::real_clock();
+  self->state.cfg = std::move(cfg);
+  return {
+      [self](cache_request& req) -> caf::result<cache_reply> {
+        auto& st = self->state;
+        operation op;
+        op.rp = self->make_response_promise<cache_reply>();
+        op.asker = caf::actor_cast<caf::actor>(self->current_sender());
+        op.key = req.ask.key;
+        if (op.key.empty()) {
+          auto key = derive_key(self, req.ask);
+          if (!key) {
+            cache_answer a;
+            a.known = true;
+            a.at = now(self);
+            a.error = key.err().message;
+            return cache_reply{std::move(a)};
+          }
+          op.key = *key;
+        }
+        op.slot = req.ns + "/" + op.key;
+        op.req = std::move(req);
+        auto rp = op.rp;
+        if (st.busy.count(op.slot)) {
+          st.queued[op.slot].push_back(std::move(op));
+          return rp;
+        }
+        st.busy.insert(op.slot);
+        auto id = ++st.next_id;
+        st.running.emplace(id, std::move(op));
+        send_get(self, id);
+        return rp;
+      },
+      [self](cache_io& io) {
+        if (!self->state.running.count(io.id))
+          return;
+        if (io.write)
+          on_written(self, io.id, *io.result);
+        else
+          on_read(self, io.id, *io.result);
+      },
+  };
+}
+
+} // namespace
+
+expected<std::string> digest_by_uri(const std::string& uri) { return "uri:" + sha256_hex(uri); }
+
+caf::actor spawn_cache_store(caf::actor_system& sys, cache_store_config cfg) {
+  return sys.spawn(cache_store, std::move(cfg));
+}
+
+} // namespace kozmo::tasks
