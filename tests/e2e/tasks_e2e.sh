@@ -189,6 +189,67 @@ expect "kubectl describe shows why it waits" 'WaitingForResources .*does not exi
 expect "creating the pool" 'created' sh -c "printf 'apiVersion: kozmo.io/v1alpha1\nkind: ResourcePool\nmetadata: {name: no-such-pool}\nspec: {quota: 1}\n' | kubectl --cache-dir $WORK/cache apply -f -"
 within 15 "lets it run to its end" '^Succeeded//0$' phase_reason lost
 
+# ---- the output cache ----
+# cached NAME VERSION SERIALIZABLE ANNOTATION-LINES: identical tasks but for name and annotations.
+cached() {
+  cat <<EOF
+---
+apiVersion: kozmo.io/v1alpha1
+kind: TaskExecution
+metadata:
+  name: $1
+  annotations:
+$4
+spec:
+  type: container
+  container: {image: "busybox:1.36", command: ["sh", "-c", "tr a-z A-Z < /var/kozmo/inputs/text"]}
+  inputs: {text: "file:///tmp/kozmo-e2e/in.txt"}
+  outputPrefix: "file:///tmp/kozmo-e2e/out/$1/"
+  cache: {enabled: true, version: "$2", serializable: $3}
+EOF
+}
+task_pods() { k get pods -l "kozmo.io/task-name in ($1)" -o 'jsonpath={range .items[*]}{.metadata.name} {end}'; }
+cached c1 1 false "    kozmo.io/sim-duration: 1s" >"$WORK/c1.yaml"
+expect "a cached task is created" 'created' k apply -f "$WORK/c1.yaml"
+within 20 "it computes and succeeds" '^Succeeded//0$' phase_reason c1
+expect "its outputs are stored as a TaskCacheEntry (kubectl get txc)" 'default/c1 +file:///tmp/kozmo-e2e/out/c1/' k get txc
+cached c2 1 false "    kozmo.io/sim-duration: 1s" >"$WORK/c2.yaml"
+expect "an identical task is created" 'created' k apply -f "$WORK/c2.yaml"
+within 10 "it completes as CacheHit" '^Succeeded/CacheHit/0$' phase_reason c2
+expect "without a pod" '^$' task_pods c2
+expect "its outputs are the first task's" '^file:///tmp/kozmo-e2e/out/c1/ default/c1$' sh -c \
+  "kubectl --cache-dir $WORK/cache get tx c2 -o jsonpath='{.status.outputs} {.status.cache.source}'"
+expect "kubectl describe shows the CacheHit Event" 'Normal +CacheHit .*the outputs of default/c1 are reused' k describe tx c2
+cached c3 2 false "    kozmo.io/sim-duration: 1s" >"$WORK/c3.yaml"
+expect "the same task with another spec.cache.version is created" 'created' k apply -f "$WORK/c3.yaml"
+within 20 "it computes (another key)" '^Succeeded//0$' phase_reason c3
+expect "in a pod of its own" '^c3-0 $' task_pods c3
+
+expect "kubectl annotate tx c2 kozmo.io/cache-overwrite=true" 'annotated' k annotate tx c2 kozmo.io/cache-overwrite=true
+within 20 "the CacheHit task recomputes in a pod" '^c2-0 $' task_pods c2
+within 20 "and succeeds computing" '^Succeeded//0$' phase_reason c2
+within 10 "its outputs replace the stored ones" 'default/c2 +file:///tmp/kozmo-e2e/out/c2/' k get txc
+
+{ cached s1 3 true "    kozmo.io/sim-duration: 3s"; cached s2 3 true "    kozmo.io/sim-duration: 3s"; } >"$WORK/ser.yaml"
+expect "two identical serializable tasks are created together" 's2 created' k apply -f "$WORK/ser.yaml"
+within 10 "one of them waits for the other's outputs" 'WaitingForCache' sh -c \
+  "kubectl --cache-dir $WORK/cache get tx s1 s2 -o jsonpath='{.items[*].status.phase}'"
+within 30 "both succeed, one as CacheHit" '^Succeeded/(CacheHit)?/0 Succeeded/(CacheHit)?/0 1$' sh -c \
+  "echo \$(kubectl --cache-dir $WORK/cache get tx s1 s2 -o jsonpath='{range .items[*]}{.status.phase}/{.status.reason}/{.status.attempt} {end}') \
+   \$(kubectl --cache-dir $WORK/cache get tx s1 s2 -o jsonpath='{.items[*].status.reason}' | grep -o CacheHit | wc -l)"
+expect "they ran one pod" '^s[12]-0 $' task_pods s1,s2
+
+{ cached f1 4 true "    kozmo.io/sim-duration: 2s
+    kozmo.io/sim-exit-code: \"1\""; } >"$WORK/f1.yaml"
+cached f2 4 true "    kozmo.io/sim-duration: 1s" >"$WORK/f2.yaml"
+expect "a serializable task that will fail is created" 'created' k apply -f "$WORK/f1.yaml"
+within 10 "it runs" '^Running' phase_reason f1
+expect "an identical one is created" 'created' k apply -f "$WORK/f2.yaml"
+within 10 "it waits for the first" '^WaitingForCache/WaitingForCache' phase_reason f2
+within 20 "the first fails" "^Failed/" phase_reason f1
+within 20 "the waiting one takes the reservation over, computes and succeeds" '^Succeeded//0$' phase_reason f2
+expect "in a pod of its own" '^f2-0 $' task_pods f2
+
 e2e_cleanup_server() { kill "$KOZMO_PID" 2>/dev/null; wait "$KOZMO_PID" 2>/dev/null; KOZMO_PID=""; }
 e2e_cleanup_server
 
@@ -197,6 +258,9 @@ DATA=$WORK/data
 start_b() { e2e_start_local "$WORK/kubeconfig-b" "$WORK/kozmo-b.log" --cluster "$EX/cluster.yaml" --data-dir "$DATA"; }
 start_b
 within 15 "a second server (with --data-dir) answers kubectl" 'Server Version' k version
+cached keep1 5 false "    kozmo.io/sim-duration: 1s" >"$WORK/keep1.yaml"
+expect "a cached task on the server with --data-dir" 'created' k apply -f "$WORK/keep1.yaml"
+within 20 "computes and succeeds" '^Succeeded//0$' phase_reason keep1
 {
   echo 'apiVersion: kozmo.io/v1alpha1
 kind: ResourcePool
@@ -212,6 +276,9 @@ kill -9 "$KOZMO_PID"; wait "$KOZMO_PID" 2>/dev/null; KOZMO_PID=""
 ok "kozmo local is killed with SIGKILL while tasks run and wait"
 start_b
 within 15 "it restarts on the same data" 'Server Version' k version
+cached keep2 5 false "    kozmo.io/sim-duration: 1s" >"$WORK/keep2.yaml"
+expect "after the restart an identical task is created" 'created' k apply -f "$WORK/keep2.yaml"
+within 15 "the cache survived the restart: CacheHit" '^Succeeded/CacheHit/0$' phase_reason keep2
 # Sample the pool's tasks while they finish: never more than two pods of them alive at once.
 over=0 samples=0 finished=""
 for _ in $(seq 1 80); do
@@ -220,12 +287,12 @@ for _ in $(seq 1 80); do
   samples=$((samples + 1))
   [ "$alive" -gt 2 ] && over=$((over + 1))
   finished=$(k get tx -o 'jsonpath={range .items[*]}{.metadata.name}={.status.phase}{"\n"}{end}' 2>/dev/null | grep -c '=Succeeded$')
-  [ "$finished" -eq 7 ] && break
+  [ "$finished" -eq 9 ] && break
   sleep 0.25
 done
 if [ "$over" -eq 0 ]; then ok "no sample saw more than two of the pool's pods alive ($samples samples)"; else
   bad "the pool went over quota in $over of $samples samples"; fi
-if [ "$finished" -eq 7 ]; then ok "every task reached its end after the restart (7 Succeeded)"; else
+if [ "$finished" -eq 9 ]; then ok "every task reached its end after the restart (9 Succeeded with the cached two)"; else
   bad "every task reaches its end after the restart" "$(k get tx 2>&1)"; fi
 expect "no attempt was started twice: one pod per task, all of attempt 0" '^r1-0 r2-0 r3-0 r4-0 r5-0 r6-0 $' sh -c \
   "kubectl --cache-dir $WORK/cache get pods -l kozmo.io/task-name -o jsonpath='{range .items[*]}{.metadata.name} {end}' | tr ' ' '\n' | grep '^r' | sort | tr '\n' ' '"
