@@ -323,6 +323,41 @@ within 30 "the task's attempt is a PyTorchJob it owns" '^TaskExecution$' \
 within 60 "the pytorch TaskExecution reaches Succeeded" '^Succeeded$' \
   k -n "$NS" get taskexecution train-task -o 'jsonpath={.status.phase}'
 
+# The output cache through the real API server: TaskCacheEntry objects, two identical
+# serializable tasks running one pod, a later identical task completing as CacheHit.
+cached_task() { # NAME
+  cat <<EOF
+---
+apiVersion: kozmo.io/v1alpha1
+kind: TaskExecution
+metadata:
+  name: $1
+  namespace: $NS
+  annotations: {kozmo.io/sim-duration: "3s"}
+spec:
+  type: container
+  container:
+    image: busybox:1.36
+    command: ["sh", "-c", "tr a-z A-Z < /var/kozmo/inputs/text"]
+    resources:
+      requests: {cpu: 100m, memory: 64Mi}
+  inputs: {text: "s3://bucket/in/text.txt"}
+  outputPrefix: "s3://bucket/out/$1/"
+  cache: {enabled: true, version: "1", serializable: true}
+EOF
+}
+expect "create two identical serializable cached tasks together" 'cached-2 created' k create -f - <<<"$(cached_task cached-1; cached_task cached-2)"
+within 30 "one waits for the other's outputs" 'WaitingForCache' \
+  k -n "$NS" get taskexecution cached-1 cached-2 -o 'jsonpath={.items[*].status.phase}'
+within 60 "both reach Succeeded" '^Succeeded Succeeded$' \
+  k -n "$NS" get taskexecution cached-1 cached-2 -o 'jsonpath={.items[*].status.phase}'
+expect "one of them as CacheHit" '^1$' sh -c \
+  "kubectl --kubeconfig '$KC' -n $NS get taskexecution cached-1 cached-2 -o 'jsonpath={.items[*].status.reason}' | grep -o CacheHit | wc -l"
+expect "they ran one pod" '^1$' sh -c \
+  "kubectl --kubeconfig '$KC' -n $NS get pods -l 'kozmo.io/task-name in (cached-1,cached-2)' -o name | wc -l"
+expect "kubectl get taskcacheentries shows the stored outputs" "$NS/cached-[12] +s3://bucket/out/cached-[12]/" \
+  k -n "$NS" get taskcacheentries
+
 # Take-over.
 eval "kill -9 \$PID_$LEADER"
 KILLED=$(date +%s.%N)
@@ -338,6 +373,9 @@ dups() { # GPUs (node/index) held by more than one live pod
     awk '$2 != "" { n = split($2, g, ","); for (i = 1; i <= n; i++) print $1 "/" g[i] }' | sort | uniq -d | wc -l
 }
 expect "no GPU is held by two live pods" '^0$' dups
+expect "create a third identical cached task after the take-over" 'created' k create -f - <<<"$(cached_task cached-3)"
+within 30 "the new leader completes it as CacheHit from the stored entry" '^Succeeded/CacheHit$' \
+  k -n "$NS" get taskexecution cached-3 -o 'jsonpath={.status.phase}/{.status.reason}'
 expect "the new leader's /metrics answers the scraper" '^200$' scrape "$(metrics_port "$STANDBY")" "$SCRAPER"
 
 # RBAC was enough: no request of either controller was refused.
