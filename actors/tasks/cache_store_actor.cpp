@@ -6,8 +6,14 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include <openssl/evp.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <deque>
+#include <filesystem>
+#include <fstream>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -34,9 +40,20 @@ struct operation {
   std::optional<cache_entry> after;
 };
 
+// The inputs of a task's first question, digested on the worker.
+struct digest_job {
+  std::map<std::string, std::string> inputs; // name → URI
+};
+struct digest_result {
+  std::shared_ptr<expected<std::map<std::string, std::string>>> digests;
+};
+KOZMO_LOCAL_MESSAGE(digest_job)
+KOZMO_LOCAL_MESSAGE(digest_result)
+
 struct store_state {
   static inline const char* name = "cache_store";
   cache_store_config cfg;
+  caf::actor digester; // a detached worker: digests may read large files
   std::uint64_t next_id = 0;
   std::unordered_map<std::uint64_t, operation> running; // by id
   std::unordered_map<std::string, std::deque<operation>> queued; // by slot, behind the running one
@@ -178,51 +195,76 @@ void on_written(store_actor* self, std::uint64_t id, expected<json::value>& w) {
   finish(self, id, w.err().message);
 }
 
-// A task's first question carries no key: derive it from the signature and the inputs' digests.
-expected<std::string> derive_key(store_actor* self, const cache_ask& ask) {
-  std::map<std::string, std::string> digests;
-  for (const auto& [name, uri] : ask.inputs) {
-    auto d = self->state.cfg.digest(uri);
-    if (!d)
-      return error::invalid("input " + name + " (" + uri + "): " + d.err().message);
-    digests[name] = *d;
+// Runs `op` now, or after the one running on its slot.
+void start(store_actor* self, operation op) {
+  auto& st = self->state;
+  op.slot = op.req.ns + "/" + op.key;
+  if (st.busy.count(op.slot)) {
+    st.queued[op.slot].push_back(std::move(op));
+    return;
   }
-  return cache_key(ask.signature, digests);
+  st.busy.insert(op.slot);
+  auto id = ++st.next_id;
+  st.running.emplace(id, std::move(op));
+  send_get(self, id);
+}
+
+caf::behavior digest_worker(caf::event_based_actor*, input_digester digest) {
+  return {
+      [digest](digest_job& job) {
+        std::map<std::string, std::string> out;
+        for (const auto& [name, uri] : job.inputs) {
+          auto d = digest(uri);
+          if (!d)
+            return digest_result{std::make_shared<expected<std::map<std::string, std::string>>>(
+                error::invalid("input " + name + " (" + uri + "): " + d.err().message))};
+          out[name] = *d;
+        }
+        return digest_result{std::make_shared<expected<std::map<std::string, std::string>>>(std::move(out))};
+      },
+  };
 }
 
 caf::behavior cache_store(store_actor* self, cache_store_config cfg) {
   if (!cfg.time)
     cfg.time = controller::real_clock();
   self->state.cfg = std::move(cfg);
+  self->state.digester = self->system().spawn<caf::detached>(digest_worker, self->state.cfg.digest);
+  self->link_to(self->state.digester);
   return {
       [self](cache_request& req) -> caf::result<cache_reply> {
-        auto& st = self->state;
         operation op;
-        op.rp = self->make_response_promise<cache_reply>();
+        // The sender first: making the promise takes it out of the current message.
         op.asker = caf::actor_cast<caf::actor>(self->current_sender());
+        op.rp = self->make_response_promise<cache_reply>();
         op.key = req.ask.key;
-        if (op.key.empty()) {
-          auto key = derive_key(self, req.ask);
-          if (!key) {
-            cache_answer a;
-            a.known = true;
-            a.at = now(self);
-            a.error = key.err().message;
-            return cache_reply{std::move(a)};
-          }
-          op.key = *key;
-        }
-        op.slot = req.ns + "/" + op.key;
-        op.req = std::move(req);
         auto rp = op.rp;
-        if (st.busy.count(op.slot)) {
-          st.queued[op.slot].push_back(std::move(op));
+        if (!op.key.empty() || req.ask.inputs.empty()) {
+          if (op.key.empty())
+            op.key = cache_key(req.ask.signature, {});
+          op.req = std::move(req);
+          start(self, std::move(op));
           return rp;
         }
-        st.busy.insert(op.slot);
-        auto id = ++st.next_id;
-        st.running.emplace(id, std::move(op));
-        send_get(self, id);
+        // A task's first question carries no key: derive it from the signature and the inputs'
+        // digests, read on the worker.
+        auto inputs = req.ask.inputs;
+        op.req = std::move(req);
+        auto shared = std::make_shared<operation>(std::move(op));
+        self->request(self->state.digester, caf::infinite, digest_job{std::move(inputs)})
+            .then([self, shared](digest_result& r) {
+              auto& op = *shared;
+              if (!*r.digests) {
+                cache_answer a;
+                a.known = true;
+                a.at = now(self);
+                a.error = r.digests->err().message;
+                op.rp.deliver(cache_reply{std::move(a)});
+                return;
+              }
+              op.key = cache_key(op.req.ask.signature, **r.digests);
+              start(self, std::move(op));
+            });
         return rp;
       },
       [self](cache_io& io) {
@@ -239,6 +281,71 @@ caf::behavior cache_store(store_actor* self, cache_store_config cfg) {
 } // namespace
 
 expected<std::string> digest_by_uri(const std::string& uri) { return "uri:" + sha256_hex(uri); }
+
+namespace {
+
+expected<std::string> file_sha256(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return error::invalid("cannot read " + path.string() + ": " + std::strerror(errno));
+  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+  EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr);
+  std::vector<char> buf(1 << 20);
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    if (in.gcount() > 0)
+      EVP_DigestUpdate(ctx, buf.data(), static_cast<std::size_t>(in.gcount()));
+  }
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_DigestFinal_ex(ctx, md, &len);
+  EVP_MD_CTX_free(ctx);
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < len; ++i) {
+    out += hex[md[i] >> 4];
+    out += hex[md[i] & 15];
+  }
+  return out;
+}
+
+} // namespace
+
+expected<std::string> digest_by_content(const std::string& uri) {
+  const std::string scheme = "file://";
+  if (uri.rfind(scheme, 0) != 0)
+    return digest_by_uri(uri);
+  namespace fs = std::filesystem;
+  fs::path path = uri.substr(scheme.size());
+  std::error_code ec;
+  auto status = fs::status(path, ec);
+  if (ec || !fs::exists(status))
+    return error::invalid(path.string() + " does not exist (its content is part of the cache key)");
+  if (fs::is_regular_file(status)) {
+    auto d = file_sha256(path);
+    if (!d)
+      return d;
+    return "sha256:" + *d;
+  }
+  // A directory: every regular file under it, by relative path.
+  std::vector<std::pair<std::string, std::string>> files;
+  for (auto it = fs::recursive_directory_iterator(path, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (!it->is_regular_file())
+      continue;
+    auto d = file_sha256(it->path());
+    if (!d)
+      return d;
+    files.emplace_back(fs::relative(it->path(), path).string(), *d);
+  }
+  if (ec)
+    return error::invalid("cannot list " + path.string() + ": " + ec.message());
+  std::sort(files.begin(), files.end());
+  std::string text;
+  for (const auto& [rel, d] : files)
+    text += rel + " " + d + "\n";
+  return "tree:" + sha256_hex(text);
+}
 
 caf::actor spawn_cache_store(caf::actor_system& sys, cache_store_config cfg) {
   return sys.spawn(cache_store, std::move(cfg));

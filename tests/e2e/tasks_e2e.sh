@@ -203,21 +203,22 @@ $4
 spec:
   type: container
   container: {image: "busybox:1.36", command: ["sh", "-c", "tr a-z A-Z < /var/kozmo/inputs/text"]}
-  inputs: {text: "file:///tmp/kozmo-e2e/in.txt"}
-  outputPrefix: "file:///tmp/kozmo-e2e/out/$1/"
+  inputs: {text: "file://$WORK/in.txt"}
+  outputPrefix: "file://$WORK/out/$1/"
   cache: {enabled: true, version: "$2", serializable: $3}
 EOF
 }
+echo "hello kozmo" >"$WORK/in.txt"
 task_pods() { k get pods -l "kozmo.io/task-name in ($1)" -o 'jsonpath={range .items[*]}{.metadata.name} {end}'; }
 cached c1 1 false "    kozmo.io/sim-duration: 1s" >"$WORK/c1.yaml"
 expect "a cached task is created" 'created' k apply -f "$WORK/c1.yaml"
 within 20 "it computes and succeeds" '^Succeeded//0$' phase_reason c1
-expect "its outputs are stored as a TaskCacheEntry (kubectl get txc)" 'default/c1 +file:///tmp/kozmo-e2e/out/c1/' k get txc
+expect "its outputs are stored as a TaskCacheEntry (kubectl get txc)" "default/c1 +file://$WORK/out/c1/" k get txc
 cached c2 1 false "    kozmo.io/sim-duration: 1s" >"$WORK/c2.yaml"
 expect "an identical task is created" 'created' k apply -f "$WORK/c2.yaml"
 within 10 "it completes as CacheHit" '^Succeeded/CacheHit/0$' phase_reason c2
 expect "without a pod" '^$' task_pods c2
-expect "its outputs are the first task's" '^file:///tmp/kozmo-e2e/out/c1/ default/c1$' sh -c \
+expect "its outputs are the first task's" "^file://$WORK/out/c1/ default/c1\$" sh -c \
   "kubectl --cache-dir $WORK/cache get tx c2 -o jsonpath='{.status.outputs} {.status.cache.source}'"
 expect "kubectl describe shows the CacheHit Event" 'Normal +CacheHit .*the outputs of default/c1 are reused' k describe tx c2
 cached c3 2 false "    kozmo.io/sim-duration: 1s" >"$WORK/c3.yaml"
@@ -225,10 +226,16 @@ expect "the same task with another spec.cache.version is created" 'created' k ap
 within 20 "it computes (another key)" '^Succeeded//0$' phase_reason c3
 expect "in a pod of its own" '^c3-0 $' task_pods c3
 
+echo "other text" >"$WORK/in.txt"
+cached c4 1 false "    kozmo.io/sim-duration: 1s" >"$WORK/c4.yaml"
+expect "the same task after its input file changed is created" 'created' k apply -f "$WORK/c4.yaml"
+within 20 "it computes: the key follows the input's content" '^Succeeded//0$' phase_reason c4
+expect "in a pod of its own" '^c4-0 $' task_pods c4
+echo "hello kozmo" >"$WORK/in.txt"
 expect "kubectl annotate tx c2 kozmo.io/cache-overwrite=true" 'annotated' k annotate tx c2 kozmo.io/cache-overwrite=true
 within 20 "the CacheHit task recomputes in a pod" '^c2-0 $' task_pods c2
 within 20 "and succeeds computing" '^Succeeded//0$' phase_reason c2
-within 10 "its outputs replace the stored ones" 'default/c2 +file:///tmp/kozmo-e2e/out/c2/' k get txc
+within 10 "its outputs replace the stored ones" "default/c2 +file://$WORK/out/c2/" k get txc
 
 { cached s1 3 true "    kozmo.io/sim-duration: 3s"; cached s2 3 true "    kozmo.io/sim-duration: 3s"; } >"$WORK/ser.yaml"
 expect "two identical serializable tasks are created together" 's2 created' k apply -f "$WORK/ser.yaml"
