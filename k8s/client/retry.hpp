@@ -76,11 +76,17 @@ public:
   // `jitter`: up to this fraction of the delay is added at random (0: none), so that many
   // actors failing together do not retry together.
   backoff(std::chrono::milliseconds base, std::chrono::milliseconds cap, double jitter = 0)
-      : policy_{base, cap, 0}, jitter_(jitter), rng_(std::random_device{}()) {}
+      : policy_{base, cap, 0}, jitter_(jitter) {}
 
   // The delay before the next retry; counts one more failure.
   std::chrono::milliseconds next() {
     auto d = backoff_delay(policy_, failures_++, 0);
+    if (jitter_ > 0 && !seeded_) {
+      // Seeded at the first jittered retry, not at construction: one back-off per task actor, and
+      // opening the random device for each showed in a burst's profile.
+      rng_.seed(std::random_device{}());
+      seeded_ = true;
+    }
     if (jitter_ > 0)
       d += std::chrono::milliseconds(static_cast<std::chrono::milliseconds::rep>(
           static_cast<double>(d.count()) * jitter_ * std::uniform_real_distribution<double>(0, 1)(rng_)));
@@ -93,6 +99,7 @@ private:
   backoff_policy policy_;
   double jitter_;
   int failures_ = 0;
+  bool seeded_ = false;
   std::minstd_rand rng_;
 };
 
