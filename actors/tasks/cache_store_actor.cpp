@@ -1,7 +1,11 @@
 #include "actors/tasks/cache_store_actor.hpp"
 
 #include "actors/controller/clock.hpp"
+#include "actors/watch/watch_actor.hpp"
 #include "k8s/client/client.hpp"
+#include "k8s/model/custom_object.hpp"
+#include "messages/atoms.hpp"
+#include "messages/watch_messages.hpp"
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -58,6 +62,10 @@ struct store_state {
   std::unordered_map<std::uint64_t, operation> running; // by id
   std::unordered_map<std::string, std::deque<operation>> queued; // by slot, behind the running one
   std::unordered_set<std::string> busy;                           // slots with an operation running
+  // Entries with stored outputs, by slot, from a watch of the entries: a hit is answered from
+  // here without a request (outputs are only ever replaced; a deleted entry leaves the index).
+  std::unordered_map<std::string, cache_entry> stored;
+  caf::actor watch;
   // Tasks that wait on a slot (they saw another's reservation).
   std::unordered_map<std::string, std::vector<caf::actor>> waiters;
 };
@@ -199,6 +207,19 @@ void on_written(store_actor* self, std::uint64_t id, expected<json::value>& w) {
 void start(store_actor* self, operation op) {
   auto& st = self->state;
   op.slot = op.req.ns + "/" + op.key;
+  const auto& ask = op.req.ask;
+  bool reads = ask.op == cache_op::lookup || ask.op == cache_op::reserve;
+  if (reads && !ask.overwrite && !st.busy.count(op.slot)) {
+    if (auto it = st.stored.find(op.slot); it != st.stored.end()) {
+      cache_answer a;
+      a.known = true;
+      a.key = op.key;
+      a.at = now(self);
+      a.entry = it->second;
+      op.rp.deliver(cache_reply{std::move(a)});
+      return;
+    }
+  }
   if (st.busy.count(op.slot)) {
     st.queued[op.slot].push_back(std::move(op));
     return;
@@ -231,7 +252,24 @@ caf::behavior cache_store(store_actor* self, cache_store_config cfg) {
   self->state.cfg = std::move(cfg);
   self->state.digester = self->system().spawn<caf::detached>(digest_worker, self->state.cfg.digest);
   self->link_to(self->state.digester);
+  watch::watch_config wc;
+  wc.resource = entry_ref("");
+  self->state.watch = watch::spawn_watch<k8s::custom_object>(self->system(), self->state.cfg.cli, wc);
+  self->link_to(self->state.watch);
+  self->send(self->state.watch, atoms::subscribe_atom::value, watch::index_kind::all, std::string(),
+             caf::actor_cast<caf::actor>(self));
   return {
+      [self](object_event<k8s::custom_object>& ev) {
+        if (!ev.object)
+          return;
+        auto entry = cache_entry_from_json(ev.object->document);
+        std::string slot = ev.object->metadata.namespace_ + "/" + entry.key;
+        if (ev.type == watch::event_type::deleted || !entry.outputs || entry.key.empty() ||
+            cache_entry_name(entry.key) != ev.object->metadata.name)
+          self->state.stored.erase(slot);
+        else
+          self->state.stored[slot] = std::move(entry);
+      },
       [self](cache_request& req) -> caf::result<cache_reply> {
         operation op;
         // The sender first: making the promise takes it out of the current message.

@@ -5,6 +5,8 @@
 //   cache store ──GET entry, apply_cache_op (pure), POST/PUT with resourceVersion──▶ API server
 //   cache store ──cache_reply──▶ task           (a 409 reads again and re-applies)
 //   cache store ──cache_changed──▶ tasks that wait on the key (outputs stored, reservation let go)
+//   taskcacheentries watch ──object_event──▶ cache store   (entries with outputs: hits answered
+//                                                           without a request)
 //
 // The first request of a task carries its signature and inputs instead of a key: the store
 // digests the inputs (`digest`) and derives the key. Operations on one key run one after
