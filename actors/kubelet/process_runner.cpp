@@ -95,9 +95,29 @@ struct child_plan {
   std::string cwd;
   std::vector<bind_mount> mounts;
   bool user_namespace = false;
+  // Every mount is optional (only the termination-message file): without the right to make a
+  // mount namespace the container runs without them instead of failing.
+  bool mounts_optional = false;
   std::string uid_map, gid_map;
   int log_fd = -1, null_fd = -1, err_fd = -1;
 };
+
+// A private mount namespace (after a user namespace mapping our ids when not root). 0 when done,
+// else the stage that failed, errno set.
+int enter_mount_namespace(const child_plan& p) {
+  if (p.user_namespace) {
+    if (::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0)
+      return userns;
+    if (!write_proc("/proc/self/setgroups", "deny") || !write_proc("/proc/self/uid_map", p.uid_map.c_str()) ||
+        !write_proc("/proc/self/gid_map", p.gid_map.c_str()))
+      return id_maps;
+  } else if (::unshare(CLONE_NEWNS) != 0) {
+    return unshare_ns;
+  }
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+    return make_private;
+  return 0;
+}
 
 [[noreturn]] void run_child(const child_plan& p) {
   ::setpgid(0, 0);
@@ -107,22 +127,27 @@ struct child_plan {
   ::sigprocmask(SIG_SETMASK, &none, nullptr); // kozmo blocks SIGINT/SIGTERM in every thread
   for (int s = 1; s < NSIG; ++s)
     ::signal(s, SIG_DFL);
-  if (!p.mounts.empty()) {
-    if (p.user_namespace) {
-      if (::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0)
-        child_fail(p.err_fd, userns);
-      if (!write_proc("/proc/self/setgroups", "deny") || !write_proc("/proc/self/uid_map", p.uid_map.c_str()) ||
-          !write_proc("/proc/self/gid_map", p.gid_map.c_str()))
-        child_fail(p.err_fd, id_maps);
-    } else if (::unshare(CLONE_NEWNS) != 0) {
-      child_fail(p.err_fd, unshare_ns);
+  // Only optional mounts (the termination-message file): without the right to make the
+  // namespaces the container runs without them instead of failing.
+  bool with_mounts = !p.mounts.empty();
+  if (with_mounts) {
+    int failed = enter_mount_namespace(p);
+    if (failed == userns || failed == unshare_ns) {
+      if (!p.mounts_optional)
+        child_fail(p.err_fd, failed);
+      with_mounts = false;
+    } else if (failed) {
+      child_fail(p.err_fd, failed);
     }
-    if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
-      child_fail(p.err_fd, make_private);
+  }
+  if (with_mounts) {
     for (std::size_t i = 0; i < p.mounts.size(); ++i) {
       const auto& m = p.mounts[i];
-      if (::mount(m.source.c_str(), m.target.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0)
+      if (::mount(m.source.c_str(), m.target.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0) {
+        if (m.optional)
+          continue;
         child_fail(p.err_fd, mount_base + static_cast<int>(i));
+      }
       if (!m.read_only)
         continue;
       // A remount must keep the flags the kernel locked on the original (in a user namespace).
@@ -296,6 +321,9 @@ void process_runner::start(process_launch l) {
       return;
     }
   }
+  p.mounts_optional = true;
+  for (const auto& m : p.mounts)
+    p.mounts_optional = p.mounts_optional && m.optional;
   p.args = l.argv;
   for (const auto& [k, v] : l.env)
     p.env.push_back(k + "=" + v);
