@@ -102,18 +102,28 @@ struct child_plan {
   int log_fd = -1, null_fd = -1, err_fd = -1;
 };
 
-// A private mount namespace (after a user namespace mapping our ids when not root). 0 when done,
-// else the stage that failed, errno set.
+// A user namespace mapping our uid and gid to themselves, and a mount namespace it owns.
+// 0 when done, else `unshare_stage` or id_maps (errno set).
+int enter_user_and_mount_namespace(const child_plan& p, int unshare_stage) {
+  if (::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0)
+    return unshare_stage;
+  if (!write_proc("/proc/self/setgroups", "deny") || !write_proc("/proc/self/uid_map", p.uid_map.c_str()) ||
+      !write_proc("/proc/self/gid_map", p.gid_map.c_str()))
+    return id_maps;
+  return 0;
+}
+
+// A private mount namespace (in a user namespace when not root). 0 when done, else the stage
+// that failed, errno set.
 int enter_mount_namespace(const child_plan& p) {
-  if (p.user_namespace) {
-    if (::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0)
-      return userns;
-    if (!write_proc("/proc/self/setgroups", "deny") || !write_proc("/proc/self/uid_map", p.uid_map.c_str()) ||
-        !write_proc("/proc/self/gid_map", p.gid_map.c_str()))
-      return id_maps;
-  } else if (::unshare(CLONE_NEWNS) != 0) {
-    return unshare_ns;
-  }
+  int failed = 0;
+  if (p.user_namespace)
+    failed = enter_user_and_mount_namespace(p, userns);
+  else if (::unshare(CLONE_NEWNS) != 0)
+    // Root without CAP_SYS_ADMIN (some containers) may still be allowed a user namespace.
+    failed = errno == EPERM ? enter_user_and_mount_namespace(p, unshare_ns) : unshare_ns;
+  if (failed)
+    return failed;
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
     return make_private;
   return 0;

@@ -24,6 +24,15 @@ spec:
 EOF
 }
 phase() { k get pod "$1" -o 'jsonpath={.status.phase}'; }
+# procs CMDLINE: the pids whose command line is exactly CMDLINE (from /proc: no procps needed),
+# or "none".
+procs() {
+  local d found=""
+  for d in /proc/[0-9]*; do
+    [ "$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null)" = "$1 " ] && found="$found ${d#/proc/}"
+  done
+  echo "${found:-none}"
+}
 
 e2e_start_local "$WORK/kubeconfig" "$WORK/kozmo.log" --nodes 1 --runtime process --data-dir "$WORK/data"
 eventually "the server answers kubectl" 'Server Version' k version
@@ -200,9 +209,9 @@ expect_fail "kubectl logs says a simulated pod has no logs" 'simulated runtime' 
 EOF
 } | k create -f - >/dev/null
 eventually "the sleeper runs" '^Running$' phase sleeper
-expect "its process runs on the host" "sleep $MARK" pgrep -af "^sleep $MARK\$"
+expect "its process runs on the host" '^ [0-9]+$' procs "sleep $MARK"
 expect "delete a running pod" 'pod "sleeper" deleted' k delete pod sleeper --timeout=40s
-expect "the process is gone" '^none$' sh -c "pgrep -f '^sleep $MARK\$' || echo none"
+expect "the process is gone" '^none$' procs "sleep $MARK"
 expect "the pod ended with SIGTERM's 143 before it went" 'exitCode.:143|exit code=143|code=143' grep -E 'sleeper container=main exited code=143' "$WORK/kozmo.log"
 
 # A process that ignores SIGTERM is killed when the grace period is over.
@@ -215,14 +224,14 @@ EOF
 } | k create -f - >/dev/null
 eventually "the stubborn pod runs" '^Running$' phase stubborn
 expect "delete it with a 2 s grace period" 'pod "stubborn" deleted' k delete pod stubborn --grace-period=2 --timeout=40s
-expect "SIGKILL after the grace period stopped it and its child" '^none$' sh -c "pgrep -f '^sleep $((MARK + 2))\$' || echo none"
+expect "SIGKILL after the grace period stopped it and its child" '^none$' procs "sleep $((MARK + 2))"
 expect "it ended with SIGKILL's 137" 'stubborn container=main exited code=137' grep 'stubborn container=main exited' "$WORK/kozmo.log"
 
 # Stopping kozmo kills what still runs.
-expect "the restarted container still runs" "sleep $((MARK + 1))" pgrep -af "^sleep $((MARK + 1))\$"
+expect "the restarted container still runs" '^ [0-9]+$' procs "sleep $((MARK + 1))"
 kill "$KOZMO_PID" 2>/dev/null && wait "$KOZMO_PID" 2>/dev/null
 KOZMO_PID=""
-expect "stopping kozmo local stops the pods' processes" '^none$' sh -c "pgrep -f '^sleep $((MARK + 1))\$' || echo none"
+expect "stopping kozmo local stops the pods' processes" '^none$' procs "sleep $((MARK + 1))"
 rm -rf "/tmp/kozmo-e2e-$MARK"
 
 e2e_finish "process runtime:"
