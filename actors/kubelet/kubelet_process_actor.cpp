@@ -295,10 +295,10 @@ void on_grace_over(kubelet_actor* self, const std::string& uid, std::uint64_t ge
 }
 
 void forget_process_pod(kubelet_actor* self, const std::string& uid, tracked_pod& p) {
-  if (self->state.runner)
-    self->state.runner->signal_pod(uid, SIGKILL);
+  auto& runner = runner_of(self);
+  runner.signal_pod(uid, SIGKILL);
   if (!self->state.cfg.work_dir.empty())
-    remove_pod_files(self->state.cfg.work_dir, p.proc->spec);
+    runner.post([work = self->state.cfg.work_dir, spec = p.proc->spec] { remove_pod_files(work, spec); });
 }
 
 } // namespace kozmo::kubelet

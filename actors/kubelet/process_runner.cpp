@@ -287,6 +287,14 @@ void process_runner::signal_pod(const std::string& pod_uid, int sig) {
   cv_.notify_all();
 }
 
+void process_runner::post(std::function<void()> io) {
+  {
+    std::lock_guard lock(mu_);
+    work_.push_back(std::move(io));
+  }
+  cv_.notify_all();
+}
+
 void process_runner::loop() {
   for (;;) {
     std::deque<std::function<void()>> batch;

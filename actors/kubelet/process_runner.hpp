@@ -75,6 +75,9 @@ public:
   void launch(process_launch l);
   // Sends `sig` to the process group of every running container of the pod.
   void signal_pod(const std::string& pod_uid, int sig);
+  // Runs `io` on the runner's thread after what was asked before (file work the actor must
+  // not wait for, such as removing a pod's logs).
+  void post(std::function<void()> io);
 
 private:
   struct running {

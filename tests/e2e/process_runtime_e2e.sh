@@ -212,6 +212,7 @@ eventually "the sleeper runs" '^Running$' phase sleeper
 expect "its process runs on the host" '^ [0-9]+$' procs "sleep $MARK"
 expect "delete a running pod" 'pod "sleeper" deleted' k delete pod sleeper --timeout=40s
 expect "the process is gone" '^none$' procs "sleep $MARK"
+eventually "the deleted pod's logs are removed" '^gone$' sh -c "ls -d $WORK/data/logs/pods/default_sleeper_* 2>/dev/null || echo gone"
 expect "the pod ended with SIGTERM's 143 before it went" 'exitCode.:143|exit code=143|code=143' grep -E 'sleeper container=main exited code=143' "$WORK/kozmo.log"
 
 # A process that ignores SIGTERM is killed when the grace period is over.
