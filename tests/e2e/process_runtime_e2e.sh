@@ -117,13 +117,13 @@ expect "kubectl logs -f streams until the container ends" 'tick-1 tick-2 tick-3 
   initContainers:
   - name: writer
     image: busybox
-    command: [sh, -c, 'echo made-by-init > /tmp/kozmo-e2e-$MARK/out/msg']
-    volumeMounts: [{name: scratch, mountPath: /tmp/kozmo-e2e-$MARK/out}]
+    command: [sh, -c, 'echo made-by-init > $WORK/mnt/out/msg']
+    volumeMounts: [{name: scratch, mountPath: $WORK/mnt/out}]
   containers:
   - name: reader
     image: busybox
-    command: [sh, -c, 'cat /tmp/kozmo-e2e-$MARK/in/msg']
-    volumeMounts: [{name: scratch, mountPath: /tmp/kozmo-e2e-$MARK/in}]
+    command: [sh, -c, 'cat $WORK/mnt/in/msg']
+    volumeMounts: [{name: scratch, mountPath: $WORK/mnt/in}]
   volumes: [{name: scratch, emptyDir: {}}]
 EOF
 } | k create -f - >/dev/null
@@ -137,11 +137,11 @@ k create secret generic creds --from-literal=password=s3cr3t >/dev/null
   containers:
   - name: main
     image: busybox
-    command: [sh, -c, 'echo file=\$(cat /tmp/kozmo-e2e-$MARK/creds/pw) env=\$PASS pod=\$POD; touch /tmp/kozmo-e2e-$MARK/creds/x 2>/dev/null || echo read-only; stat -c %a /tmp/kozmo-e2e-$MARK/creds/pw']
+    command: [sh, -c, 'echo file=\$(cat $WORK/mnt/creds/pw) env=\$PASS pod=\$POD; touch $WORK/mnt/creds/x 2>/dev/null || echo read-only; stat -c %a $WORK/mnt/creds/pw']
     env:
     - {name: PASS, valueFrom: {secretKeyRef: {name: creds, key: password}}}
     - {name: POD, valueFrom: {fieldRef: {fieldPath: metadata.name}}}
-    volumeMounts: [{name: creds, mountPath: /tmp/kozmo-e2e-$MARK/creds, readOnly: true}]
+    volumeMounts: [{name: creds, mountPath: $WORK/mnt/creds, readOnly: true}]
   volumes: [{name: creds, secret: {secretName: creds, items: [{key: password, path: pw, mode: 256}]}}]
 EOF
 } | k create -f - >/dev/null
@@ -233,6 +233,5 @@ expect "the restarted container still runs" '^ [0-9]+$' procs "sleep $((MARK + 1
 kill "$KOZMO_PID" 2>/dev/null && wait "$KOZMO_PID" 2>/dev/null
 KOZMO_PID=""
 expect "stopping kozmo local stops the pods' processes" '^none$' procs "sleep $((MARK + 1))"
-rm -rf "/tmp/kozmo-e2e-$MARK"
 
 e2e_finish "process runtime:"
