@@ -1,10 +1,13 @@
 #include "actors/kubelet/process_runner.hpp"
 
 #include "actors/kubelet/process_spec.hpp"
+#include "k8s/apiserver/pod_log_layout.hpp"
 
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
@@ -99,7 +102,7 @@ struct child_plan {
   // mount namespace the container runs without them instead of failing.
   bool mounts_optional = false;
   std::string uid_map, gid_map;
-  int log_fd = -1, null_fd = -1, err_fd = -1;
+  int out_fd = -1, errout_fd = -1, null_fd = -1, err_fd = -1; // write ends for stdout/stderr
 };
 
 // A user namespace mapping our uid and gid to themselves, and a mount namespace it owns.
@@ -179,8 +182,8 @@ int enter_mount_namespace(const child_plan& p) {
   ::syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
 #endif
   ::dup2(p.null_fd, 0);
-  ::dup2(p.log_fd, 1);
-  ::dup2(p.log_fd, 2);
+  ::dup2(p.out_fd, 1);
+  ::dup2(p.errout_fd, 2);
   ::execve(p.exe.c_str(), p.argv.data(), p.envp.data());
   child_fail(p.err_fd, exec_it);
 }
@@ -206,6 +209,26 @@ bool make_mount_point(const bind_mount& m, std::string& why) {
     return true;
   why = "cannot create the mount point " + m.target + ": " + ec.message();
   return false;
+}
+
+// Now as RFC 3339 with nanoseconds, UTC (a CRI log line's time).
+std::string now_rfc3339_nano() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  std::tm tm{};
+  ::gmtime_r(&ts.tv_sec, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%09ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<long>(ts.tv_nsec));
+  return buf;
+}
+
+bool make_pipe(int fds[2]) {
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    return false;
+  ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
+  ::fcntl(fds[0], F_SETPIPE_SZ, 1 << 20); // a chatty container blocks less between two drains
+  return true;
 }
 
 std::string read_head(const std::string& path, std::size_t max_bytes) {
@@ -242,18 +265,6 @@ std::string find_executable(const std::string& name, const std::vector<std::pair
       return candidate;
   }
   return {};
-}
-
-std::string read_tail(const std::string& path, std::size_t max_bytes) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in)
-    return {};
-  auto size = static_cast<std::size_t>(in.tellg());
-  std::size_t from = size > max_bytes ? size - max_bytes : 0;
-  in.seekg(static_cast<std::streamoff>(from));
-  std::string out(size - from, '\0');
-  in.read(out.data(), static_cast<std::streamsize>(out.size()));
-  return out;
 }
 
 process_runner::process_runner(sink s) : sink_(std::move(s)), thread_([this] { loop(); }) {}
@@ -358,28 +369,46 @@ void process_runner::start(process_launch l) {
 
   std::error_code ec;
   fs::create_directories(fs::path(l.log_path).parent_path(), ec);
-  p.log_fd = ::open(l.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (p.log_fd < 0) {
+  int log_fd = ::open(l.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log_fd < 0) {
     report_failure("cannot open the log file " + l.log_path + ": " + std::strerror(errno));
     return;
   }
-  p.null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
-    ::close(p.log_fd);
-    ::close(p.null_fd);
+  int out_pipe[2], err_pipe[2], pipe_fds[2];
+  if (!make_pipe(out_pipe)) {
+    ::close(log_fd);
     report_failure(std::string("pipe: ") + std::strerror(errno));
     return;
   }
+  if (!make_pipe(err_pipe)) {
+    ::close(log_fd);
+    ::close(out_pipe[0]);
+    ::close(out_pipe[1]);
+    report_failure(std::string("pipe: ") + std::strerror(errno));
+    return;
+  }
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    for (int fd : {log_fd, out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]})
+      ::close(fd);
+    report_failure(std::string("pipe: ") + std::strerror(errno));
+    return;
+  }
+  p.null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  p.out_fd = out_pipe[1];
+  p.errout_fd = err_pipe[1];
   p.err_fd = pipe_fds[1];
   pid_t pid = ::fork();
   if (pid == 0)
     run_child(p);
-  ::close(pipe_fds[1]);
-  ::close(p.log_fd);
-  ::close(p.null_fd);
+  for (int fd : {pipe_fds[1], out_pipe[1], err_pipe[1], p.null_fd})
+    ::close(fd);
+  auto close_reads = [&] {
+    for (int fd : {log_fd, out_pipe[0], err_pipe[0]})
+      ::close(fd);
+  };
   if (pid < 0) {
     ::close(pipe_fds[0]);
+    close_reads();
     report_failure(std::string("fork: ") + std::strerror(errno));
     return;
   }
@@ -393,13 +422,64 @@ void process_runner::start(process_launch l) {
   if (n == static_cast<ssize_t>(sizeof f)) {
     int status = 0;
     ::waitpid(pid, &status, 0);
+    close_reads();
     report_failure(describe(f, l, p.mounts));
     return;
   }
   process_report r{process_report::kind::started, l.pod_uid, l.container, l.init, l.restart, 0, {},
                    std::chrono::system_clock::now()};
-  procs_.emplace(pid, running{std::move(l), pid});
+  running run;
+  run.spec = std::move(l);
+  run.pid = pid;
+  run.log_fd = log_fd;
+  run.out.fd = out_pipe[0];
+  run.err.fd = err_pipe[0];
+  procs_.emplace(pid, std::move(run));
   sink_(std::move(r));
+}
+
+void process_runner::drain(running& r, bool last) {
+  constexpr std::size_t max_line = 16 * 1024, tail_bytes = 2048;
+  std::string time = now_rfc3339_nano();
+  std::string lines;
+  for (auto [o, stream] : {std::pair{&r.out, "stdout"}, std::pair{&r.err, "stderr"}}) {
+    if (o->fd < 0)
+      continue;
+    char buf[65536];
+    for (;;) {
+      ssize_t n = ::read(o->fd, buf, sizeof buf);
+      if (n <= 0)
+        break;
+      o->pending.append(buf, static_cast<std::size_t>(n));
+      r.tail.append(buf, static_cast<std::size_t>(n));
+      if (r.tail.size() > tail_bytes)
+        r.tail.erase(0, r.tail.size() - tail_bytes);
+    }
+    std::size_t pos = 0;
+    for (auto nl = o->pending.find('\n'); nl != std::string::npos; nl = o->pending.find('\n', pos)) {
+      lines += pod_logs::cri_line(time, stream, false, std::string_view(o->pending).substr(pos, nl - pos));
+      pos = nl + 1;
+    }
+    o->pending.erase(0, pos);
+    // A very long line goes out in pieces; what is left at the end is a line of its own.
+    while (o->pending.size() > max_line) {
+      lines += pod_logs::cri_line(time, stream, true, std::string_view(o->pending).substr(0, max_line));
+      o->pending.erase(0, max_line);
+    }
+    if (last && !o->pending.empty()) {
+      lines += pod_logs::cri_line(time, stream, false, o->pending);
+      o->pending.clear();
+    }
+    if (last) {
+      ::close(o->fd);
+      o->fd = -1;
+    }
+  }
+  write_all(r.log_fd, lines.data(), lines.size());
+  if (last) {
+    ::close(r.log_fd);
+    r.log_fd = -1;
+  }
 }
 
 void process_runner::reap() {
@@ -407,6 +487,7 @@ void process_runner::reap() {
     int status = 0;
     pid_t got = ::waitpid(it->first, &status, WNOHANG);
     if (got == 0) {
+      drain(it->second, false);
       ++it;
       continue;
     }
@@ -420,9 +501,10 @@ void process_runner::reap() {
       code = WEXITSTATUS(status);
     else if (WIFSIGNALED(status))
       code = 128 + WTERMSIG(status);
+    drain(it->second, true);
     const auto& l = it->second.spec;
     std::string file = l.termination_log.empty() ? std::string() : read_head(l.termination_log, 4096);
-    std::string tail = l.fallback_to_logs && code != 0 && file.empty() ? read_tail(l.log_path, 2048) : std::string();
+    const std::string& tail = it->second.tail;
     process_report r{process_report::kind::exited, l.pod_uid, l.container, l.init, l.restart, code,
                      termination_message(file, tail, l.fallback_to_logs, code), std::chrono::system_clock::now()};
     it = procs_.erase(it);
@@ -431,10 +513,11 @@ void process_runner::reap() {
 }
 
 void process_runner::kill_all() {
-  for (const auto& [pid, r] : procs_) {
+  for (auto& [pid, r] : procs_) {
     ::kill(-pid, SIGKILL);
     int status = 0;
     ::waitpid(pid, &status, 0);
+    drain(r, true);
   }
   procs_.clear();
 }

@@ -10,7 +10,8 @@
 //
 // A container process: its own process group (signals go to the group; when the leader exits
 // the rest of the group is killed, as a container's processes die with its PID 1), stdin from
-// /dev/null, stdout and stderr appended to its log file, the environment given and nothing
+// /dev/null, stdout and stderr through pipes that the runner writes to its log file as CRI lines
+// with their time (k8s/apiserver/pod_log_layout.hpp), the environment given and nothing
 // else, the working directory given. With bind mounts it runs in a private mount namespace
 // (unshare(CLONE_NEWNS), propagation private, one MS_BIND per mount, remounted read-only when
 // asked); a non-root kozmo first enters a user namespace mapping its own uid and gid. There is
@@ -80,12 +81,23 @@ public:
   void post(std::function<void()> io);
 
 private:
+  // The read end of a container's stdout or stderr pipe and the line it has not ended yet.
+  struct output {
+    int fd = -1;
+    std::string pending;
+  };
   struct running {
     process_launch spec;
     int pid = 0;
+    int log_fd = -1;
+    output out, err;
+    std::string tail; // the last 2 KiB of output (FallbackToLogsOnError)
   };
   void loop();
   void start(process_launch l);
+  // Moves what the pipes hold into the log file as CRI lines; `last`: the run is over, its
+  // unfinished lines are written too and the descriptors closed.
+  static void drain(running& r, bool last);
   void reap();
   void kill_all();
 
@@ -101,8 +113,5 @@ private:
 // The first `name` found in the PATH of `env` (or `name` itself when it holds a '/');
 // "" when none is an executable file.
 std::string find_executable(const std::string& name, const std::vector<std::pair<std::string, std::string>>& env);
-
-// The last `max_bytes` of a file ("" when unreadable).
-std::string read_tail(const std::string& path, std::size_t max_bytes);
 
 } // namespace kozmo::kubelet

@@ -72,6 +72,12 @@ std::string read_from(const std::string& path, std::uint64_t offset, std::uint64
   return out;
 }
 
+// The offset after the last complete line of `text` (read from `from`).
+std::uint64_t complete_lines(const std::string& text, std::uint64_t from) {
+  auto nl = text.rfind('\n');
+  return from + (nl == std::string::npos ? 0 : nl + 1);
+}
+
 // The last `n` lines of `text` (a final newline ends the last line, it does not start one).
 std::string tail_lines(const std::string& text, std::int64_t n) {
   if (n <= 0)
@@ -186,14 +192,18 @@ route_result handle_pod_log(const request_context& ctx, const std::string& logs_
   std::string uid = pod.at_path({"metadata", "uid"}) ? json::scalar_text(*pod.at_path({"metadata", "uid"})) : "";
   std::string path = pod_logs::container_log(logs_root, ctx.ns, ctx.name, uid, container, run);
   std::uint64_t end = 0;
-  std::string body = read_from(path, 0, &end);
+  std::string raw = read_from(path, 0, &end);
+  end = complete_lines(raw, 0); // a line being written is read by the stream, once complete
+  bool timestamps = t.flag("timestamps");
+  std::string body = pod_logs::decode_cri(raw, timestamps);
+  bool line_start = body.empty() || body.back() == '\n';
   if (tail)
     body = tail_lines(body, *tail);
   if (limit && static_cast<std::int64_t>(body.size()) > *limit)
     body.resize(static_cast<std::size_t>(*limit));
   if (!t.flag("follow") || !live || (limit && static_cast<std::int64_t>(body.size()) >= *limit))
     return text(std::move(body));
-  log_follow f{path, end, ctx.ns, ctx.name, uid, container, init, run, std::nullopt};
+  log_follow f{path, end, ctx.ns, ctx.name, uid, container, init, run, std::nullopt, timestamps, line_start};
   if (limit)
     f.limit_bytes = *limit - static_cast<std::int64_t>(body.size());
   return std::make_shared<log_stream>(std::move(f), std::move(body));
@@ -217,9 +227,11 @@ log_stream::chunk log_stream::poll(const store& st) {
   // Liveness first: a run seen over has written everything, so the read after it is complete.
   bool running = still_running(st);
   chunk out;
-  std::uint64_t end = f_.offset;
-  out.data = read_from(f_.path, f_.offset, &end);
-  f_.offset = end;
+  std::string raw = read_from(f_.path, f_.offset);
+  f_.offset = complete_lines(raw, f_.offset);
+  out.data = pod_logs::decode_cri(raw, f_.timestamps, f_.line_start);
+  if (!out.data.empty())
+    f_.line_start = out.data.back() == '\n';
   if (f_.limit_bytes) {
     if (static_cast<std::int64_t>(out.data.size()) >= *f_.limit_bytes) {
       out.data.resize(static_cast<std::size_t>(*f_.limit_bytes));

@@ -19,6 +19,8 @@ struct log_follow {
   bool init = false;
   int run = 0;             // the restartCount of the followed run
   std::optional<std::int64_t> limit_bytes; // what may still be sent (after `initial`)
+  bool timestamps = false;
+  bool line_start = true;  // the output so far ended a line (a timestamp starts the next)
 };
 
 class log_stream {

@@ -101,7 +101,10 @@ TEST_CASE("a process pod runs its command, reports its exit code and keeps its o
   REQUIRE(t);
   CHECK(t->get_int("exitCode") == 3);
   CHECK(t->get_string("reason") == "Error");
-  CHECK(c.log_file(pod, 0) == "hello\nerr\n");
+  auto log = c.log_file(pod, 0);
+  CHECK(pod_logs::decode_cri(log, false) == "hello\nerr\n");
+  CHECK(log.find(" stdout F hello\n") != std::string::npos);
+  CHECK(log.find(" stderr F err\n") != std::string::npos);
 }
 
 TEST_CASE("deleting a running process pod stops its process with SIGTERM and removes the pod") {

@@ -52,7 +52,8 @@ expect "its container terminated with exit code 3, reason Error" '^3 Error$' \
   k get pod fail3 -o 'jsonpath={.status.containerStatuses[0].state.terminated.exitCode} {.status.containerStatuses[0].state.terminated.reason}'
 expect "kubectl logs shows stdout and stderr" 'hello.*err' sh -c "kubectl logs fail3 | tr '\n' ' '"
 LOGDIR=$(ls -d "$WORK"/data/logs/pods/default_fail3_*/main 2>/dev/null)
-expect "the log lives at logs/pods/<ns>_<pod>_<uid>/<container>/<restart>.log" 'hello' cat "$LOGDIR/0.log"
+expect "the log lives at logs/pods/<ns>_<pod>_<uid>/<container>/<restart>.log, in CRI lines" 'Z stdout F hello' cat "$LOGDIR/0.log"
+expect "kubectl logs --timestamps puts each line's time before it" '^20[0-9-]+T[0-9:.]+Z hello$' sh -c "kubectl logs fail3 --timestamps | head -1"
 expect_fail "an unknown container is refused" 'container nope is not valid for pod fail3' k logs fail3 -c nope
 expect_fail "previous of a container that never restarted is refused" 'previous terminated container "main" in pod "fail3" not found' k logs fail3 --previous
 

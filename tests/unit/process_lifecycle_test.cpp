@@ -1,5 +1,6 @@
 #include "actors/kubelet/process_lifecycle.hpp"
 #include "actors/kubelet/process_spec.hpp"
+#include "k8s/apiserver/pod_log_layout.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -269,4 +270,18 @@ TEST_CASE("a pod's run spec: command, env sources, mounts, volumes; no command i
   objects[{object_ref::kind::secret, "db"}] = std::nullopt;
   CHECK(volume_files(spec->volumes[1], objects).err().message ==
         "MountVolume.SetUp failed for volume \"creds\" : secret \"db\" not found");
+}
+
+TEST_CASE("container logs are CRI lines: written by the kubelet, read back as output with or without times") {
+  std::string file = pod_logs::cri_line("2026-01-01T00:00:00.000000001Z", "stdout", false, "hello") +
+                     pod_logs::cri_line("2026-01-01T00:00:00.000000002Z", "stderr", true, "a long ") +
+                     pod_logs::cri_line("2026-01-01T00:00:00.000000003Z", "stderr", false, "line") +
+                     "2026-01-01T00:00:00.000000004Z stdout F unfinished"; // no newline yet
+  CHECK(file.rfind("2026-01-01T00:00:00.000000001Z stdout F hello\n", 0) == 0);
+  CHECK(pod_logs::decode_cri(file, false) == "hello\na long line\n");
+  CHECK(pod_logs::decode_cri(file, true) ==
+        "2026-01-01T00:00:00.000000001Z hello\n2026-01-01T00:00:00.000000002Z a long line\n");
+  CHECK(pod_logs::decode_cri("t stdout F rest\n", true, false) == "rest\n"); // continues a line
+  CHECK(pod_logs::decode_cri("garbage\n", false).empty());
+  CHECK(pod_logs::container_log("/w/logs/pods", "ns", "p", "u", "main", 2) == "/w/logs/pods/ns_p_u/main/2.log");
 }
