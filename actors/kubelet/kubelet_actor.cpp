@@ -1,4 +1,4 @@
-#include "actors/kubelet/kubelet_state.hpp"
+#include "actors/kubelet/kubelet_actor_state.hpp"
 
 #include "actors/watch/object_traits.hpp"
 #include "actors/controller/event_recorder_actor.hpp"

@@ -8,7 +8,7 @@
 //   advance timer  ──▶ lifecycle.on_timer (back-off over) ──▶ launch
 //   deletion       ──▶ lifecycle.begin_stop, SIGTERM ──(grace)──▶ SIGKILL; last exit ──▶ DELETE grace 0
 //   watch: deleted ──▶ SIGKILL anything left, remove the pod's files
-#include "actors/kubelet/kubelet_state.hpp"
+#include "actors/kubelet/kubelet_actor_state.hpp"
 
 #include "actors/kubelet/process_workspace.hpp"
 #include "k8s/model/kozmo_keys.hpp"
