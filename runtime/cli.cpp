@@ -146,6 +146,8 @@ Usage:
       --write-kubeconfig PATH   write a kubeconfig for kubectl pointing at the server
       --demo                    create a demo pod and narrate its life on the terminal
       --config FILE             Kozmo's configuration (YAML): the task platform's `tasks:` section
+      --runtime sim|process     how the nodes run pods: simulated (default), or their containers'
+                                commands as local processes (no isolation; local use and tests)
       --log-level LEVEL         trace, debug, info, warn, error (default info)
   kozmo kubelet [flags]     simulated GPU nodes against any API server
       --kubeconfig PATH         (default: $KUBECONFIG or ~/.kube/config)
@@ -211,6 +213,12 @@ expected<command> parse_command_line(const std::vector<std::string>& args) {
         {"write-kubeconfig", string_flag(o.write_kubeconfig)},
         {"demo", bool_flag(o.demo)},
         {"config", string_flag(o.config_file)},
+        {"runtime", {true, [&o](const std::string& v) -> status {
+                       if (v != "sim" && v != "process")
+                         return error::bad_request("--runtime: \"" + v + "\" is not sim or process");
+                       o.runtime = v;
+                       return ok;
+                     }}},
         {"log-level", string_flag(o.log_level)},
     };
     if (auto st = parse_flags(sub, rest, args.end(), flags); !st)

@@ -19,6 +19,7 @@ struct local_options {
   std::string write_kubeconfig;    // path of a kubeconfig pointing kubectl at the server
   bool demo = false;               // create a demo pod and narrate its life
   std::string config_file;         // Kozmo's configuration (YAML; the `tasks:` section)
+  std::string runtime = "sim";     // pods' runtime: "sim" (simulated) or "process" (local processes)
   std::string log_level = "info";
 };
 

@@ -19,6 +19,7 @@
 #include "actors/kubelet/kubelet_actor.hpp"
 #include "actors/watch/object_traits.hpp"
 #include "actors/watch/watch_actor.hpp"
+#include "k8s/apiserver/pod_log_layout.hpp"
 #include "k8s/apiserver/server.hpp"
 #include "k8s/client/client.hpp"
 #include "k8s/json/yaml.hpp"
@@ -31,7 +32,10 @@
 
 #include <caf/all.hpp>
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <future>
 #include <unistd.h>
 #include <mutex>
@@ -211,13 +215,40 @@ struct engine::impl {
   std::string start_failure; // why the controllers could not start after winning the lease
   std::shared_ptr<std::atomic<bool>> scheduler_ready; // set while the direct-mode scheduler runs
 
+  // The process runtime's work directory (engine_options::work_dir).
+  std::string work_dir;
+  bool remove_work_dir = false;
+
+  status make_work_dir() {
+    if (!opts.embedded_apiserver || opts.nodes.nodes.empty())
+      return ok;
+    work_dir = !opts.work_dir.empty() ? opts.work_dir : opts.data_dir;
+    if (work_dir.empty()) {
+      const char* tmp = std::getenv("TMPDIR");
+      std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/kozmo-local.XXXXXX";
+      if (!::mkdtemp(pattern.data()))
+        return error{"cannot create a work directory " + pattern + ": " + std::strerror(errno)};
+      work_dir = pattern;
+      remove_work_dir = true;
+    }
+    std::error_code ec;
+    std::filesystem::create_directories(pod_logs::pod_logs_root(work_dir), ec);
+    if (ec)
+      return error{"cannot create " + pod_logs::pod_logs_root(work_dir) + ": " + ec.message()};
+    return ok;
+  }
+
   status connect() {
     client::config ccfg;
     http = std::make_shared<local_backend>();
     if (opts.embedded_apiserver) {
+      if (auto st = make_work_dir(); !st)
+        return st;
       apiserver::server::options sopts;
       sopts.port = opts.port;
       sopts.data_dir = opts.data_dir;
+      if (!work_dir.empty())
+        sopts.pod_logs_dir = pod_logs::pod_logs_root(work_dir);
       sopts.event_ttl = std::chrono::seconds(opts.event_ttl_seconds);
       server = std::make_unique<apiserver::server>(sopts);
       auto port = server->start();
@@ -388,6 +419,8 @@ struct engine::impl {
       kubelet::kubelet_config kc;
       kc.node = node;
       kc.recorder = recorder;
+      kc.runtime = opts.kubelet_runtime;
+      kc.work_dir = work_dir;
       actors.push_back(kubelet::spawn_kubelet(*sys, cli, pods_watch, kc));
     }
     if (opts.training) {
@@ -597,6 +630,11 @@ void engine::stop() {
   // The stopped server still held its data dir (and its lock): a new engine on the same
   // --data-dir in the same process could not start.
   d.server.reset();
+  if (d.remove_work_dir) { // after the kubelets: their processes are gone
+    std::error_code ec;
+    std::filesystem::remove_all(d.work_dir, ec);
+    d.remove_work_dir = false;
+  }
 }
 
 std::string engine::url() const {

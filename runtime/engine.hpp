@@ -56,6 +56,14 @@ struct engine_options {
 
   // Which parts run.
   kubelet::cluster_shape nodes; // simulated kubelets, one actor per node (empty = none)
+  // The kubelets' runtime for pods without a kozmo.io/runtime annotation: "sim" or "process"
+  // (containers run as local processes; README "The process runtime").
+  std::string kubelet_runtime = "sim";
+  // Where the process runtime keeps volumes, termination messages and logs (<work_dir>/pods,
+  // <work_dir>/logs/pods), and where the embedded server's pods/log reads them. "" = data_dir
+  // when set, else a fresh directory under $TMPDIR removed at stop. Only with the embedded
+  // server and simulated nodes.
+  std::string work_dir;
   bool binder = false;          // the default-scheduler stand-in
   bool volume_binder = false;   // binds PersistentVolumeClaims to PersistentVolumes (actors/volumes)
   bool quota = false;           // keeps ResourceQuotas' status (actors/quota)

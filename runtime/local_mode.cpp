@@ -132,6 +132,7 @@ int run_local(const local_options& opts) {
   shutdown_signals signals;
   auto eo = embedded_server(opts.port, opts.data_dir, opts.event_ttl_seconds);
   eo.nodes = *shape;
+  eo.kubelet_runtime = opts.runtime;
   eo.binder = true;
   eo.volume_binder = true;
   eo.quota = true;
@@ -161,7 +162,9 @@ int run_local(const local_options& opts) {
               << (cluster->derived ? "configuration derived from the cluster shape"
                                    : "HiveD configuration " + opts.cluster_file)
               << "), inspect at " << url << "/v1/inspect/clusterstatus\n";
-    std::cout << "kozmo local: " << shape->nodes.size() << " simulated node(s), " << gpus << " GPU(s); Ctrl-C stops\n"
+    std::cout << "kozmo local: " << shape->nodes.size() << " simulated node(s), " << gpus << " GPU(s)"
+              << (opts.runtime == "process" ? ", pods run as local processes (--runtime process)" : "")
+              << "; Ctrl-C stops\n"
               << std::flush;
     return 0;
   };

@@ -1,17 +1,13 @@
-#include "actors/kubelet/kubelet_actor.hpp"
+#include "actors/kubelet/kubelet_actor_state.hpp"
 
-#include "actors/kubelet/pod_lifecycle.hpp"
 #include "actors/watch/object_traits.hpp"
 #include "actors/controller/event_recorder_actor.hpp"
 #include "k8s/model/time.hpp"
-#include "messages/atoms.hpp"
 #include "messages/watch_messages.hpp"
 
-#include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
 #include <mutex>
-#include <unordered_map>
 #include <utility>
 
 namespace kozmo::kubelet {
@@ -23,33 +19,11 @@ using atoms::register_atom;
 
 using secrets_atom = caf::atom_constant<caf::atom("secrets")>;
 
-struct tracked_pod {
-  std::string ns;
-  std::string name;
-  std::unique_ptr<pod_lifecycle> life; // null while the pod's Secrets are being looked up
-  std::uint64_t timer_generation = 0; // a timer carrying an older generation is stale
-  bool stopping = false;
-  // One status write in flight per pod: two concurrent merge patches may travel on different
-  // connections and land out of order, leaving an older status (ContainerCreating) on top.
-  bool writing = false;
-  bool write_again = false; // the status changed while a write was in flight
-};
-
-struct kubelet_state {
-  static inline const char* name = "kubelet";
-  std::shared_ptr<client::client> cli;
-  caf::actor pods_watch;
-  kubelet_config cfg;
-  std::unordered_map<std::string, tracked_pod> pods; // by uid
-  std::uint32_t next_pod_ip = 2;
-  std::string registered_since;
-};
-
-using kubelet_actor = caf::stateful_actor<kubelet_state>;
-
 client::resource_ref pod_ref(const std::string& ns, const std::string& name) {
   return {"", "v1", "pods", ns, name, ""};
 }
+
+} // namespace
 
 void post_event(kubelet_actor* self, const tracked_pod& p, const std::string& uid, const std::string& type,
                 const std::string& reason, const std::string& message) {
@@ -57,6 +31,8 @@ void post_event(kubelet_actor* self, const tracked_pod& p, const std::string& ui
   controller::record(st.cfg.recorder,
                      controller::pod_note(p.ns, p.name, uid, {"kubelet", st.cfg.node.name}, type, reason, message));
 }
+
+namespace {
 
 // The pod IP for the next pod: an address in the node's /24.
 std::string allocate_pod_ip(kubelet_state& st) {
@@ -67,6 +43,8 @@ std::string allocate_pod_ip(kubelet_state& st) {
   return prefix + std::to_string(host);
 }
 
+} // namespace
+
 // Writes the pod's current status, one write at a time per pod (see tracked_pod::writing);
 // a change during a write is sent, as the then-current status, when the write answers.
 void write_status(kubelet_actor* self, const std::string& uid, tracked_pod& p) {
@@ -76,7 +54,7 @@ void write_status(kubelet_actor* self, const std::string& uid, tracked_pod& p) {
   }
   p.writing = true;
   json::value body;
-  body["status"] = p.life->status_json();
+  body["status"] = p.status_json();
   self->state.cli->patch_status(pod_ref(p.ns, p.name), client::patch_type::merge, body, {},
                                 [ns = p.ns, name = p.name, uid, me = caf::actor_cast<caf::actor>(self)](
                                     expected<json::value> r) {
@@ -87,6 +65,8 @@ void write_status(kubelet_actor* self, const std::string& uid, tracked_pod& p) {
                                 });
 }
 
+namespace {
+
 void on_written(kubelet_actor* self, const std::string& uid) {
   auto it = self->state.pods.find(uid);
   if (it == self->state.pods.end())
@@ -95,6 +75,8 @@ void on_written(kubelet_actor* self, const std::string& uid) {
   if (std::exchange(it->second.write_again, false))
     write_status(self, uid, it->second);
 }
+
+} // namespace
 
 void arm(kubelet_actor* self, const std::string& uid, tracked_pod& p, duration delay) {
   ++p.timer_generation;
@@ -110,6 +92,8 @@ void remove_pod_object(kubelet_actor* self, const std::string& uid, const std::s
       spdlog::warn("kubelet pod={}/{} final delete failed: {}", ns, name, r.err().message);
   });
 }
+
+namespace {
 
 // Narrates a stage change with the Event a real kubelet would post.
 void announce(kubelet_actor* self, const std::string& uid, const tracked_pod& p, stage before) {
@@ -204,12 +188,15 @@ void on_pod(kubelet_actor* self, const object_event<k8s::pod>& ev) {
   const std::string& uid = pod.metadata.uid;
   auto it = st.pods.find(uid);
   if (ev.type == watch::event_type::deleted) {
-    if (it != st.pods.end())
+    if (it != st.pods.end()) {
+      if (it->second.proc)
+        forget_process_pod(self, uid, it->second);
       st.pods.erase(it);
+    }
     return;
   }
   if (pod.metadata.deletion_timestamp) {
-    if (it == st.pods.end() || !it->second.life) { // not started (its Secrets still being looked up)
+    if (it == st.pods.end() || !it->second.started()) { // not started (its Secrets still being looked up)
       if (it != st.pods.end())
         st.pods.erase(it);
       remove_pod_object(self, uid, pod.metadata.namespace_, pod.metadata.name);
@@ -220,6 +207,10 @@ void on_pod(kubelet_actor* self, const object_event<k8s::pod>& ev) {
       return;
     p.stopping = true;
     auto grace = duration(1000 * pod.metadata.deletion_grace_period_seconds.value_or(30));
+    if (p.proc) {
+      stop_process_pod(self, uid, p, grace);
+      return;
+    }
     post_event(self, p, uid, "Normal", "Killing", "Stopping container main");
     arm(self, uid, p, p.life->begin_stop(clock::now(), grace));
     return;
@@ -228,6 +219,11 @@ void on_pod(kubelet_actor* self, const object_event<k8s::pod>& ev) {
     return; // already running it; spec changes do not restart simulated containers
   if (pod.status.phase == "Succeeded" || pod.status.phase == "Failed")
     return; // finished before this kubelet (re)started
+  auto processes = runs_as_processes(pod, st.cfg.runtime);
+  if (processes && *processes) {
+    admit_process_pod(self, pod);
+    return;
+  }
   if (auto refs = env_secrets(pod); !refs.empty() && pod.status.phase != "Running") {
     tracked_pod waiting;
     waiting.ns = pod.metadata.namespace_;
@@ -236,7 +232,7 @@ void on_pod(kubelet_actor* self, const object_event<k8s::pod>& ev) {
     check_secrets(self, ev.object, std::move(refs));
     return;
   }
-  start_pod(self, pod, {});
+  start_pod(self, pod, processes ? std::string() : processes.err().message);
 }
 
 void start_pod(kubelet_actor* self, const k8s::pod& pod, const std::string& missing_secret) {
@@ -295,6 +291,10 @@ void on_advance(kubelet_actor* self, const std::string& uid, std::uint64_t gener
   if (it == st.pods.end() || it->second.timer_generation != generation)
     return;
   auto& p = it->second;
+  if (p.proc) {
+    on_process_timer(self, uid, p);
+    return;
+  }
   stage before = p.life->current();
   auto next = p.life->advance(clock::now());
   if (p.life->current() == stage::gone) {
@@ -386,6 +386,10 @@ caf::behavior kubelet(kubelet_actor* self, std::shared_ptr<client::client> cli, 
   st.cli = std::move(cli);
   st.pods_watch = std::move(pods_watch);
   st.cfg = std::move(cfg);
+  if (st.cfg.runtime == "process")
+    st.cfg.node.labels[keys::runtime] = "process";
+  // Container processes die with the kubelet: the state's end destroys the runner, which kills
+  // and reaps them (stateful_actor::on_exit).
   register_node(self);
   renew_lease(self, true);
   self->send(st.pods_watch, atoms::subscribe_atom::value, watch::index_kind::node_name, st.cfg.node.name,
@@ -399,6 +403,9 @@ caf::behavior kubelet(kubelet_actor* self, std::shared_ptr<client::client> cli, 
       [self](atoms::retry_atom) { register_node(self); },
       [self](atoms::renew_atom) { renew_lease(self, true); },
       [self](atoms::written_atom, const std::string& uid) { on_written(self, uid); },
+      [self](proc_ready_atom, const std::string& uid) { on_process_ready(self, uid); },
+      [self](const process_report& r) { on_process_report(self, r); },
+      [self](grace_atom, const std::string& uid, std::uint64_t generation) { on_grace_over(self, uid, generation); },
       [self](secrets_atom, const object_event<k8s::pod>& ev, const std::string& missing) {
         auto it = self->state.pods.find(ev.object->metadata.uid);
         if (it == self->state.pods.end() || it->second.life)

@@ -24,6 +24,12 @@ struct kubelet_config {
   node_shape node;
   std::chrono::milliseconds heartbeat{10000}; // node status + Lease renewal period
   caf::actor recorder;                        // the event recorder; null: no Events
+  // The runtime of pods without a kozmo.io/runtime annotation: "sim" (simulated containers) or
+  // "process" (local processes; the node is labelled kozmo.io/runtime=process).
+  std::string runtime = "sim";
+  // The process runtime's files: volumes, termination messages, logs (process_workspace.hpp).
+  // "" = the process runtime is unavailable (pods asking for it fail with a message).
+  std::string work_dir;
 };
 
 // `pods_watch` is a watch actor of pods (watch::spawn_watch<k8s::pod>); the kubelet

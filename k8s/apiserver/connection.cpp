@@ -27,7 +27,7 @@ std::string http_date() {
 connection::connection(tcp::socket socket, server_state& state)
     : stream_(std::move(socket)), state_(state), latency_timer_(stream_.get_executor()),
       bookmark_timer_(stream_.get_executor()), pre_timeout_timer_(stream_.get_executor()),
-      timeout_timer_(stream_.get_executor()) {}
+      timeout_timer_(stream_.get_executor()), log_timer_(stream_.get_executor()) {}
 
 connection::~connection() {
   unsubscribe();
@@ -55,6 +55,7 @@ void connection::close_now() {
   pre_timeout_timer_.cancel();
   timeout_timer_.cancel();
   latency_timer_.cancel();
+  log_timer_.cancel();
   beast::error_code ec;
   stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
   stream_.socket().close(ec);
@@ -152,6 +153,10 @@ void connection::dispatch(const http_request& req, bool keep_alive) {
   }();
   if (auto* res = std::get_if<http_response>(&result)) {
     write_response(*res, keep_alive);
+    return;
+  }
+  if (auto* logs = std::get_if<std::shared_ptr<log_stream>>(&result)) {
+    start_log(*logs);
     return;
   }
   start_watch(std::get<std::shared_ptr<watch_stream>>(result));

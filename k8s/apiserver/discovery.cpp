@@ -112,6 +112,8 @@ std::optional<http_response> resource_list_response(const store& s, const std::s
       sub("status", rt->kind, {"get", "patch", "update"});
     if (rt->binding_subresource)
       sub("binding", "Binding", {"create"});
+    if (rt->builtin && rt->kind == "Pod")
+      sub("log", "Pod", {"get"});
     if (rt->builtin && rt->kind == "Namespace")
       sub("finalize", "Namespace", {"update"});
   }

@@ -32,6 +32,9 @@ route_result handle_delete(const request_context& ctx);
 route_result handle_delete_collection(const request_context& ctx);
 // POST pods/<name>/binding, or POST namespaces/<ns>/bindings (ctx.rt = pods, ctx.name = "").
 route_result handle_binding(const request_context& ctx);
+// GET pods/<name>/log (handlers_log.cpp): the process runtime's logs under `logs_root`
+// (pod_log_layout.hpp; "" = none kept); a log_stream when following a running container.
+route_result handle_pod_log(const request_context& ctx, const std::string& logs_root);
 
 // A decoded request body (JSON, YAML or protobuf), or the Status to answer with.
 using decoded_body = std::variant<json::value, api_error>;

@@ -120,6 +120,10 @@ route_result router::handle(const http_request& req) const {
     return not_found();
   if (rt->namespaced && !has_ns && !name.empty())
     return not_found();
+  if (sub == "log" && rt->builtin && rt->kind == "Pod" && has_ns && !name.empty()) {
+    request_context ctx{req, t, store_, rt, version, ns, has_ns, name, sub};
+    return handle_pod_log(ctx, pod_logs_root_);
+  }
   if (!sub.empty()) {
     const crd_version* cv = rt->crd_version_of(version);
     bool status_ok = cv ? cv->status_subresource : rt->status_subresource;

@@ -54,7 +54,7 @@ expected<std::uint16_t> server::start() {
   if (!opened)
     return opened.err();
   st.st = std::move(*opened);
-  st.routes = std::make_unique<router>(*st.st);
+  st.routes = std::make_unique<router>(*st.st, st.opts.pod_logs_dir);
 
   impl_->ioc = std::make_unique<net::io_context>(static_cast<int>(std::max(1u, st.opts.threads)));
   beast::error_code ec;
@@ -160,6 +160,8 @@ http_response server::handle(const http_request& req) {
   auto result = impl_->state.routes->handle(req);
   if (auto* res = std::get_if<http_response>(&result))
     return *res;
+  if (auto* logs = std::get_if<std::shared_ptr<log_stream>>(&result)) // in process: what is there now
+    return http_response{200, {{"Content-Type", "text/plain"}}, (*logs)->take_initial()};
   return status_response(bad_request("watch requests are served over HTTP only"));
 }
 

@@ -35,6 +35,7 @@ public:
     std::string address = "127.0.0.1";
     std::uint16_t port = 0;                        // 0 = any free port
     std::string data_dir;                          // "" = state in memory only
+    std::string pod_logs_dir;                      // pods/log reads here (pod_log_layout.hpp); "" = no logs
     std::size_t watch_history = 10000;             // events a watch can resume across
     std::chrono::seconds event_ttl{3600};          // Events expire this long after their last write; 0 = never
     std::size_t max_body_bytes = 3 * 1024 * 1024;  // larger bodies get 413

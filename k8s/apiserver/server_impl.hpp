@@ -88,6 +88,11 @@ private:
   void arm_timeout();
   void watch_for_disconnect();
 
+  // ---- followed pod logs (connection_log.cpp) ----
+  void start_log(std::shared_ptr<log_stream> ls);
+  void write_log_chunk(std::string data, bool last);
+  void poll_log();
+
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
@@ -117,6 +122,11 @@ private:
   net::steady_timer pre_timeout_timer_;
   net::steady_timer timeout_timer_;
   std::array<char, 256> discard_{};
+
+  // followed log state
+  std::shared_ptr<log_stream> log_;
+  std::string log_chunk_;
+  net::steady_timer log_timer_;
 };
 
 } // namespace kozmo::apiserver

@@ -30,6 +30,9 @@ inline constexpr const char* sim_prefix = "kozmo.io/sim-";
 inline constexpr const char* simulated = "kozmo.io/simulated";
 inline constexpr const char* gpu_type = "kozmo.io/gpu-type";
 inline constexpr const char* gpus_of_type_prefix = "kozmo.io/gpus."; // + type: GPUs of that type
+// The runtime that runs a pod's containers: "sim" (simulated) or "process" (local processes).
+// A node label set by `kozmo local --runtime`, and a pod annotation that overrides it.
+inline constexpr const char* runtime = "kozmo.io/runtime";
 
 // --- Training jobs (actors/training) ----------------------------------------------------------
 // On a job: the pods deleted and recreated to restart a replica (a decimal count), which its

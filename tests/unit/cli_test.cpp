@@ -156,3 +156,15 @@ TEST_CASE("kozmo controller secures its metrics address with --metrics-secure (o
   REQUIRE_FALSE(insecure);
   CHECK(insecure.err().message.find("needs --metrics-secure") != std::string::npos);
 }
+
+TEST_CASE("kozmo local --runtime picks simulated or process pods and refuses anything else") {
+  auto plain = parse_command_line({"local"});
+  REQUIRE(plain.has_value());
+  CHECK(plain->local.runtime == "sim");
+  auto process = parse_command_line({"local", "--runtime", "process"});
+  REQUIRE(process.has_value());
+  CHECK(process->local.runtime == "process");
+  auto docker = parse_command_line({"local", "--runtime=docker"});
+  REQUIRE_FALSE(docker.has_value());
+  CHECK_THAT(docker.err().message, Catch::Contains("--runtime") && Catch::Contains("sim or process"));
+}

@@ -1,0 +1,93 @@
+// Private to the kubelet actor's translation units (kubelet_actor.cpp: the node, simulated
+// pods; kubelet_process_actor.cpp: pods of the process runtime). Includes CAF.
+#pragma once
+
+#include "actors/kubelet/kubelet_actor.hpp"
+#include "actors/kubelet/pod_lifecycle.hpp"
+#include "actors/kubelet/process_lifecycle.hpp"
+#include "actors/kubelet/process_runner.hpp"
+#include "actors/kubelet/process_spec.hpp"
+#include "k8s/model/pod.hpp"
+#include "messages/atoms.hpp"
+#include "messages/local_message.hpp"
+
+#include <caf/all.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+namespace kozmo::kubelet {
+
+using proc_ready_atom = caf::atom_constant<caf::atom("procready")>;
+using grace_atom = caf::atom_constant<caf::atom("grace")>;
+
+// What the runner saw, posted by its thread to the actor.
+KOZMO_LOCAL_MESSAGE(process_report)
+
+// A process pod between acceptance and start: the pod as stored and the Secrets/ConfigMaps it
+// names, filled by client callbacks (any thread), read by the actor after proc_ready_atom.
+struct process_admission;
+
+// A pod of the process runtime once started.
+struct process_pod {
+  pod_run_spec spec;
+  std::vector<std::vector<std::pair<std::string, std::string>>> env; // per spec.containers entry
+  std::unique_ptr<process_lifecycle> life;
+};
+
+struct tracked_pod {
+  std::string ns;
+  std::string name;
+  std::unique_ptr<pod_lifecycle> life; // simulated; null while the pod's Secrets are being looked up
+  std::unique_ptr<process_pod> proc;   // process runtime; null until admitted
+  std::shared_ptr<process_admission> admission; // process runtime, while being admitted
+  std::uint64_t timer_generation = 0; // a timer carrying an older generation is stale
+  bool stopping = false;
+  // One status write in flight per pod: two concurrent merge patches may travel on different
+  // connections and land out of order, leaving an older status (ContainerCreating) on top.
+  bool writing = false;
+  bool write_again = false; // the status changed while a write was in flight
+
+  bool started() const { return life || proc; }
+  json::value status_json() const { return proc ? proc->life->status_json() : life->status_json(); }
+};
+
+struct kubelet_state {
+  static inline const char* name = "kubelet";
+  std::shared_ptr<client::client> cli;
+  caf::actor pods_watch;
+  kubelet_config cfg;
+  std::unordered_map<std::string, tracked_pod> pods; // by uid
+  std::uint32_t next_pod_ip = 2;
+  std::string registered_since;
+  std::shared_ptr<process_runner> runner; // created with the first process pod
+  std::string process_path;               // PATH of container processes
+};
+
+using kubelet_actor = caf::stateful_actor<kubelet_state>;
+
+// Shared by both files (kubelet_actor.cpp).
+void post_event(kubelet_actor* self, const tracked_pod& p, const std::string& uid, const std::string& type,
+                const std::string& reason, const std::string& message);
+void write_status(kubelet_actor* self, const std::string& uid, tracked_pod& p);
+void arm(kubelet_actor* self, const std::string& uid, tracked_pod& p, duration delay);
+void remove_pod_object(kubelet_actor* self, const std::string& uid, const std::string& ns, const std::string& name);
+
+// The process runtime (kubelet_process_actor.cpp).
+// Whether the pod runs as processes: its kozmo.io/runtime annotation, else the node's runtime.
+// An unknown value is an error naming the accepted ones.
+expected<bool> runs_as_processes(const k8s::pod& pod, const std::string& node_runtime);
+// Accepts the pod: reads it and what it references, then starts it (proc_ready_atom).
+void admit_process_pod(kubelet_actor* self, const k8s::pod& pod);
+void on_process_ready(kubelet_actor* self, const std::string& uid);
+void on_process_report(kubelet_actor* self, const process_report& r);
+// Deletion with this grace period: SIGTERM now, SIGKILL when it has passed.
+void stop_process_pod(kubelet_actor* self, const std::string& uid, tracked_pod& p, duration grace);
+void on_grace_over(kubelet_actor* self, const std::string& uid, std::uint64_t generation);
+void on_process_timer(kubelet_actor* self, const std::string& uid, tracked_pod& p);
+// The pod object is gone: kill what is left, remove its files.
+void forget_process_pod(kubelet_actor* self, const std::string& uid, tracked_pod& p);
+
+} // namespace kozmo::kubelet

@@ -1,0 +1,238 @@
+#!/usr/bin/env bash
+# End-to-end: pods whose containers really run as local processes (`kozmo local --runtime
+# process`) and `kubectl logs`, with the real kubectl.
+# Usage: process_runtime_e2e.sh PATH/TO/kozmo
+set -uo pipefail
+KOZMO=${1:?usage: process_runtime_e2e.sh PATH/TO/kozmo}
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$HERE/lib.sh"
+e2e_init kozmo-procrt 80
+eventually() { within 40 "$@"; } # eventually NAME PATTERN CMD...: within 40 s
+# A marker no other process on the host has in its command line.
+MARK=$((900000 + RANDOM))
+# pod NAME RESTART-POLICY: a pod manifest head; the caller appends containers (and volumes).
+pod() {
+  cat <<EOF
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $1
+  annotations:
+    kozmo.io/sim-restart-backoff: 1s
+spec:
+  restartPolicy: $2
+EOF
+}
+phase() { k get pod "$1" -o 'jsonpath={.status.phase}'; }
+# procs CMDLINE: the pids whose command line is exactly CMDLINE (from /proc: no procps needed),
+# or "none".
+procs() {
+  local d found=""
+  for d in /proc/[0-9]*; do
+    [ "$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null)" = "$1 " ] && found="$found ${d#/proc/}"
+  done
+  echo "${found:-none}"
+}
+
+e2e_start_local "$WORK/kubeconfig" "$WORK/kozmo.log" --nodes 1 --runtime process --data-dir "$WORK/data"
+eventually "the server answers kubectl" 'Server Version' k version
+eventually "the node is labelled with the process runtime" 'node-0 +Ready .*process' k get nodes -L kozmo.io/runtime
+expect "discovery lists pods/log" '"pods/log"' k get --raw /api/v1
+
+# A failing container: exit code, state, both output streams in its log.
+{ pod fail3 Never; cat <<EOF
+  containers:
+  - name: main
+    image: busybox
+    command: [sh, -c, 'echo hello; echo err >&2; exit 3']
+EOF
+} | k create -f - >/dev/null
+eventually "a pod exiting 3 ends Failed" '^Failed$' phase fail3
+expect "its container terminated with exit code 3, reason Error" '^3 Error$' \
+  k get pod fail3 -o 'jsonpath={.status.containerStatuses[0].state.terminated.exitCode} {.status.containerStatuses[0].state.terminated.reason}'
+expect "kubectl logs shows stdout and stderr" 'hello.*err' sh -c "kubectl logs fail3 | tr '\n' ' '"
+LOGDIR=$(ls -d "$WORK"/data/logs/pods/default_fail3_*/main 2>/dev/null)
+expect "the log lives at logs/pods/<ns>_<pod>_<uid>/<container>/<restart>.log, in CRI lines" 'Z stdout F hello' cat "$LOGDIR/0.log"
+expect "kubectl logs --timestamps puts each line's time before it" '^20[0-9-]+T[0-9:.]+Z hello$' sh -c "kubectl logs fail3 --timestamps | head -1"
+expect_fail "an unknown container is refused" 'container nope is not valid for pod fail3' k logs fail3 -c nope
+expect_fail "previous of a container that never restarted is refused" 'previous terminated container "main" in pod "fail3" not found' k logs fail3 --previous
+
+# Several containers: -c, and the API's own message without a container.
+{ pod two Never; cat <<EOF
+  containers:
+  - name: a
+    image: busybox
+    command: [sh, -c, 'echo from-a']
+  - name: b
+    image: busybox
+    command: [sh, -c, 'echo from-b']
+EOF
+} | k create -f - >/dev/null
+eventually "a two-container pod succeeds" '^Succeeded$' phase two
+expect "kubectl logs -c picks the container" '^from-b$' k logs two -c b
+expect_fail "the API wants a container name when there are several" 'a container name must be specified for pod two, choose one of: \[a b\]' \
+  k get --raw /api/v1/namespaces/default/pods/two/log
+
+# --tail
+{ pod lines Never; cat <<EOF
+  containers:
+  - name: main
+    image: busybox
+    command: [seq, '1', '10']
+EOF
+} | k create -f - >/dev/null
+eventually "seq 1 10 succeeds" '^Succeeded$' phase lines
+expect "kubectl logs --tail 3 shows the last three lines" '^8 9 10 $' sh -c "kubectl logs lines --tail 3 | tr '\n' ' '"
+expect "limitBytes cuts the log" '^1.2.$' sh -c "kubectl logs lines --limit-bytes 4 | tr '\n' '.'"
+
+# --previous, and an emptyDir that outlives a container's restart.
+{ pod restarter OnFailure; cat <<EOF
+  containers:
+  - name: main
+    image: busybox
+    command: [sh, -c, 'n=\$(cat /state/n 2>/dev/null || echo 0); n=\$((n+1)); echo \$n > /state/n; echo run-\$n; if [ \$n -ge 2 ]; then exec sleep $((MARK + 1)); fi; exit 1']
+    volumeMounts: [{name: state, mountPath: /state}]
+  volumes: [{name: state, emptyDir: {}}]
+EOF
+} | k create -f - >/dev/null
+eventually "a failing container is restarted under OnFailure" '^1 true$' \
+  k get pod restarter -o 'jsonpath={.status.containerStatuses[0].restartCount} {.status.containerStatuses[0].ready}'
+expect "kubectl logs shows the current run" '^run-2$' k logs restarter
+expect "kubectl logs --previous shows the run before" '^run-1$' k logs restarter --previous
+expect "lastState keeps the failed run" '^1$' k get pod restarter -o 'jsonpath={.status.containerStatuses[0].lastState.terminated.exitCode}'
+
+# -f follows until the container ends.
+{ pod follow Never; cat <<EOF
+  containers:
+  - name: main
+    image: busybox
+    command: [sh, -c, 'for i in 1 2 3 4; do echo tick-\$i; sleep 1; done']
+EOF
+} | k create -f - >/dev/null
+eventually "the followed pod runs" '^Running$' phase follow
+expect "kubectl logs -f streams until the container ends" 'tick-1 tick-2 tick-3 tick-4 $' \
+  sh -c "timeout 30 kubectl logs -f follow | tr '\n' ' '"
+
+# An emptyDir shared by an init container and the main container at other paths.
+{ pod shared Never; cat <<EOF
+  initContainers:
+  - name: writer
+    image: busybox
+    command: [sh, -c, 'echo made-by-init > $WORK/mnt/out/msg']
+    volumeMounts: [{name: scratch, mountPath: $WORK/mnt/out}]
+  containers:
+  - name: reader
+    image: busybox
+    command: [sh, -c, 'cat $WORK/mnt/in/msg']
+    volumeMounts: [{name: scratch, mountPath: $WORK/mnt/in}]
+  volumes: [{name: scratch, emptyDir: {}}]
+EOF
+} | k create -f - >/dev/null
+eventually "init container, then main container: Succeeded" '^Succeeded$' phase shared
+expect "the main container read what the init container wrote" '^made-by-init$' k logs shared -c reader
+expect "the init container completed" '^Completed$' k get pod shared -o 'jsonpath={.status.initContainerStatuses[0].state.terminated.reason}'
+
+# A Secret as a volume (read-only, items, mode) and as an environment variable.
+k create secret generic creds --from-literal=password=s3cr3t >/dev/null
+{ pod secretive Never; cat <<EOF
+  containers:
+  - name: main
+    image: busybox
+    command: [sh, -c, 'echo file=\$(cat $WORK/mnt/creds/pw) env=\$PASS pod=\$POD; touch $WORK/mnt/creds/x 2>/dev/null || echo read-only; stat -c %a $WORK/mnt/creds/pw']
+    env:
+    - {name: PASS, valueFrom: {secretKeyRef: {name: creds, key: password}}}
+    - {name: POD, valueFrom: {fieldRef: {fieldPath: metadata.name}}}
+    volumeMounts: [{name: creds, mountPath: $WORK/mnt/creds, readOnly: true}]
+  volumes: [{name: creds, secret: {secretName: creds, items: [{key: password, path: pw, mode: 256}]}}]
+EOF
+} | k create -f - >/dev/null
+eventually "the secret pod succeeds" '^Succeeded$' phase secretive
+expect "the secret is a file and an env var, the field ref the pod's name" 'file=s3cr3t env=s3cr3t pod=secretive' k logs secretive
+expect "the secret volume is read-only with the item's mode" 'read-only.*400' sh -c "kubectl logs secretive | tr '\n' ' '"
+
+# Termination messages: the file, and the log tail with FallbackToLogsOnError.
+{ pod farewell Never; cat <<EOF
+  containers:
+  - name: file
+    image: busybox
+    command: [sh, -c, 'echo -n all done > /dev/termination-log']
+  - name: fallback
+    image: busybox
+    command: [sh, -c, 'echo boom; exit 1']
+    terminationMessagePolicy: FallbackToLogsOnError
+EOF
+} | k create -f - >/dev/null
+eventually "the termination message pod ends" '^Failed$' phase farewell
+expect "the termination-log file becomes the message" '^all done$' \
+  k get pod farewell -o 'jsonpath={.status.containerStatuses[?(@.name=="file")].state.terminated.message}'
+expect "FallbackToLogsOnError uses the log tail" '^boom' \
+  k get pod farewell -o 'jsonpath={.status.containerStatuses[?(@.name=="fallback")].state.terminated.message}'
+
+# No command: nothing to run (the image is not pulled).
+{ pod nocmd Never; cat <<EOF
+  containers:
+  - name: main
+    image: busybox
+EOF
+} | k create -f - >/dev/null
+eventually "a container without command waits with CreateContainerError" 'CreateContainerError.*needs a command' \
+  k get pod nocmd -o 'jsonpath={.status.containerStatuses[0].state.waiting.reason} {.status.containerStatuses[0].state.waiting.message}'
+expect_fail "its logs say it is waiting" 'is waiting to start: CreateContainerError' k logs nocmd
+
+# PATH starts with kozmo's own directory.
+{ pod selfcall Never; cat <<EOF
+  containers:
+  - name: main
+    image: busybox
+    command: [kozmo, version]
+EOF
+} | k create -f - >/dev/null
+eventually "a container runs \`kozmo version\` from PATH" '^Succeeded$' phase selfcall
+expect "and prints the version" 'kozmo' k logs selfcall
+
+# A pod annotated for the simulated runtime has no logs.
+{ pod simmed Never; cat <<EOF
+  containers:
+  - name: main
+    image: busybox
+    command: [sh, -c, 'echo never']
+EOF
+} | sed 's|^  annotations:|  annotations:\n    kozmo.io/runtime: sim\n    kozmo.io/sim-duration: 1s|' | k create -f - >/dev/null
+eventually "the simulated pod completes" '^Succeeded$' phase simmed
+expect_fail "kubectl logs says a simulated pod has no logs" 'simulated runtime' k logs simmed
+
+# Deleting a running pod stops its process: SIGTERM, no stray process.
+{ pod sleeper Never; cat <<EOF
+  containers:
+  - name: main
+    image: busybox
+    command: [sleep, '$MARK']
+EOF
+} | k create -f - >/dev/null
+eventually "the sleeper runs" '^Running$' phase sleeper
+expect "its process runs on the host" '^ [0-9]+$' procs "sleep $MARK"
+expect "delete a running pod" 'pod "sleeper" deleted' k delete pod sleeper --timeout=40s
+expect "the process is gone" '^none$' procs "sleep $MARK"
+eventually "the deleted pod's logs are removed" '^gone$' sh -c "ls -d $WORK/data/logs/pods/default_sleeper_* 2>/dev/null || echo gone"
+expect "the pod ended with SIGTERM's 143 before it went" 'exitCode.:143|exit code=143|code=143' grep -E 'sleeper container=main exited code=143' "$WORK/kozmo.log"
+
+# A process that ignores SIGTERM is killed when the grace period is over.
+{ pod stubborn Never; cat <<EOF
+  containers:
+  - name: main
+    image: busybox
+    command: [sh, -c, 'trap "" TERM; sleep $((MARK + 2)); echo not reached']
+EOF
+} | k create -f - >/dev/null
+eventually "the stubborn pod runs" '^Running$' phase stubborn
+expect "delete it with a 2 s grace period" 'pod "stubborn" deleted' k delete pod stubborn --grace-period=2 --timeout=40s
+expect "SIGKILL after the grace period stopped it and its child" '^none$' procs "sleep $((MARK + 2))"
+expect "it ended with SIGKILL's 137" 'stubborn container=main exited code=137' grep 'stubborn container=main exited' "$WORK/kozmo.log"
+
+# Stopping kozmo kills what still runs.
+expect "the restarted container still runs" '^ [0-9]+$' procs "sleep $((MARK + 1))"
+kill "$KOZMO_PID" 2>/dev/null && wait "$KOZMO_PID" 2>/dev/null
+KOZMO_PID=""
+expect "stopping kozmo local stops the pods' processes" '^none$' procs "sleep $((MARK + 1))"
+
+e2e_finish "process runtime:"
