@@ -18,6 +18,25 @@
 
 namespace kozmo::tasks {
 
+// `tasks.copilot`: the containers that move a task's data in and out (copilot.hpp).
+struct copilot_config {
+  std::string image = "ghcr.io/kozmo-io/kozmo:latest"; // an image with the kozmo binary
+  std::string command = "kozmo";                       // the binary, by name (on PATH) or path
+  k8s::quantity cpu = k8s::quantity::from_milli(500);  // each copilot container's request = limit
+  k8s::quantity memory = k8s::quantity::from_int(128LL * 1024 * 1024, k8s::quantity_format::binary_si);
+  std::optional<k8s::quantity> max_dataset_size;       // the inputs' total; none: no cap
+  std::chrono::milliseconds timeout{std::chrono::hours(1)}; // the uploader waits this long for the task
+  // S3-compatible storage (s3:// URIs). Credentials only by reference: a Secret in the task's
+  // namespace, whose two keys become AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY in the copilot
+  // containers (env valueFrom.secretKeyRef).
+  std::string s3_endpoint;           // "http://minio:9000"; "": https://s3.<region>.amazonaws.com
+  std::string s3_region = "us-east-1";
+  bool s3_path_style = true;         // https://endpoint/bucket/key (false: bucket.endpoint/key)
+  std::string s3_credentials_secret; // "": no credentials from a Secret
+  std::string s3_access_key_id_key = "AWS_ACCESS_KEY_ID";
+  std::string s3_secret_access_key_key = "AWS_SECRET_ACCESS_KEY";
+};
+
 struct platform_config {
   // Requests (and limits) a container gets when it sets none.
   k8s::quantity default_cpus = k8s::quantity::from_int(1);
@@ -54,6 +73,7 @@ struct platform_config {
   // System failures (the platform's fault: node lost, pod deleted, CreateContainerError) a task
   // may have before it fails; they do not use up spec.retries.
   int max_system_failures = 3;
+  copilot_config copilot;
 };
 
 // Reads the `tasks:` section (a JSON object, from YAML). A null section gives the defaults.
