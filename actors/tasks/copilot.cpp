@@ -335,6 +335,14 @@ std::optional<demystify::verdict> copilot_verdict(const k8s::pod& pod, std::stri
                                                   demystify::time_point now) {
   using demystify::fault;
   using demystify::outcome;
+  // A pod still running (the uploader waits, or the primary does) is deleted with the attempt;
+  // a finished one stays for `kubectl logs`.
+  bool finished = pod.status.phase == "Failed" || pod.status.phase == "Succeeded";
+  auto failure = [finished](outcome what, fault whose, std::string code, std::string message) {
+    auto v = tasks::failure(what, whose, std::move(code), std::move(message));
+    v.cleanup = !finished;
+    return v;
+  };
   if (const auto* s = status_named(pod.status.init_container_statuses, copilot_downloader)) {
     const auto* t = terminated_of(*s);
     if (t && t->exit_code != 0) {
@@ -359,7 +367,7 @@ std::optional<demystify::verdict> copilot_verdict(const k8s::pod& pod, std::stri
       return failure(outcome::retryable_failure, fault::system, f.code, "[" + uploader->name + "] " + f.message);
     }
   }
-  if (pod.status.phase == "Failed" || pod.status.phase == "Succeeded")
+  if (finished)
     return std::nullopt;
   const auto* main = status_named(pod.status.container_statuses, primary);
   if (!main || !main->state.terminated || main->state.terminated->exit_code == 0)

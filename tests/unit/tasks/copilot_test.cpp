@@ -248,6 +248,7 @@ TEST_CASE("copilot verdicts: download, upload and _ERROR failures, and a failed 
   CHECK(v->whose == demystify::fault::user);
   CHECK(v->code == "InputDownloadFailed");
   CHECK(v->message == "[kozmo-copilot-downloader] input \"text\" file:///in/t: does not exist");
+  CHECK_FALSE(v->cleanup); // the pod has ended: it stays for `kubectl logs`
 
   p.status.init_container_statuses = {terminated(copilot_downloader, 1, "Error", "InputDownloadFailed: GET http://s3/b/k: connection refused")};
   v = copilot_verdict(p, "primary", t0());
