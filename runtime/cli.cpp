@@ -150,6 +150,7 @@ expected<command> parse_copilot(const std::vector<std::string>& args, command cm
       {"s3-access-key-id", string_flag(o.s3_access_key_id)},
       {"s3-secret-access-key", string_flag(o.s3_secret_access_key)},
       {"s3-part-size", number_flag("s3-part-size", o.s3_part_size, 5L * 1024 * 1024, 5L * 1024 * 1024 * 1024)},
+      {"s3-list-page", number_flag("s3-list-page", o.s3_list_page, 1, 1000)},
       {"log-level", string_flag(o.log_level)},
   };
   if (o.upload) {
@@ -253,6 +254,7 @@ Usage:
       --s3-access-key-id ID  --s3-secret-access-key KEY   (default: $AWS_ACCESS_KEY_ID,
                                 $AWS_SECRET_ACCESS_KEY; $AWS_SESSION_TOKEN is used when set)
       --s3-part-size BYTES      ranged GETs and multipart upload parts (default 64 MiB)
+      --s3-list-page N          keys per ListObjectsV2 page (default and most 1000)
       --log-level LEVEL
   kozmo version
   kozmo help

@@ -92,6 +92,7 @@ struct copilot_options {
   std::string s3_access_key_id;                      // "": $AWS_ACCESS_KEY_ID
   std::string s3_secret_access_key;                  // "": $AWS_SECRET_ACCESS_KEY
   std::int64_t s3_part_size = 64LL * 1024 * 1024;   // ranged GETs and multipart parts
+  int s3_list_page = 1000;                           // keys per ListObjectsV2 page
   std::string log_level = "info";
 };
 

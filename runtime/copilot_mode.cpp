@@ -46,6 +46,7 @@ s3_settings s3_of(const copilot_options& o) {
   s.secret_access_key = env_or(o.s3_secret_access_key, "AWS_SECRET_ACCESS_KEY");
   s.session_token = env_or("", "AWS_SESSION_TOKEN");
   s.part_size = static_cast<std::uint64_t>(o.s3_part_size);
+  s.list_page = o.s3_list_page;
   return s;
 }
 

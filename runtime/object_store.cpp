@@ -361,7 +361,8 @@ public:
     std::vector<object_entry> out;
     std::string token;
     for (;;) {
-      std::vector<std::pair<std::string, std::string>> query = {{"list-type", "2"}, {"prefix", prefix}};
+      std::vector<std::pair<std::string, std::string>> query = {
+          {"list-type", "2"}, {"prefix", prefix}, {"max-keys", std::to_string(s_.list_page)}};
       if (!token.empty())
         query.emplace_back("continuation-token", token);
       auto r = call("GET", {loc->bucket, ""}, query, {}, "", prefix_uri);

@@ -35,6 +35,7 @@ struct s3_settings {
   std::string secret_access_key;
   std::string session_token;
   std::uint64_t part_size = 64ULL * 1024 * 1024;
+  int list_page = 1000; // keys per ListObjectsV2 page (S3's most)
 };
 
 struct object_entry {

@@ -179,13 +179,14 @@ TEST_CASE("kozmo copilot download takes repeated inputs, a size cap, a terminati
 
 TEST_CASE("kozmo copilot upload needs an output prefix and reads the timeout as a duration") {
   auto cmd = parse_command_line({"copilot", "upload", "--output-path", "/out", "--output-prefix", "s3://b/o/",
-                                 "--timeout", "1h0m0s", "--s3-part-size", "8388608"});
+                                 "--timeout", "1h0m0s", "--s3-part-size", "8388608", "--s3-list-page", "2"});
   REQUIRE(cmd.has_value());
   CHECK(cmd->copilot.upload);
   CHECK(cmd->copilot.output_path == "/out");
   CHECK(cmd->copilot.output_prefix == "s3://b/o/");
   CHECK(cmd->copilot.timeout_seconds == 3600);
   CHECK(cmd->copilot.s3_part_size == 8388608);
+  CHECK(cmd->copilot.s3_list_page == 2);
   auto defaults = parse_command_line({"copilot", "upload", "--output-prefix", "file:///o/"});
   REQUIRE(defaults.has_value());
   CHECK(defaults->copilot.output_path == "/var/kozmo/outputs");
