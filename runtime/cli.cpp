@@ -3,6 +3,7 @@
 #include "actors/kubelet/pod_script.hpp"
 
 #include <charconv>
+#include <limits>
 #include <functional>
 #include <map>
 #include <sstream>
@@ -132,6 +133,59 @@ flag enable_flag(controller_options& o) {
           }};
 }
 
+namespace {
+
+expected<command> parse_copilot(const std::vector<std::string>& args, command cmd) {
+  if (args.size() < 2 || (args[1] != "download" && args[1] != "upload"))
+    return error::bad_request("kozmo copilot: say download or upload (`kozmo help`)");
+  cmd.what = command::kind::copilot;
+  auto& o = cmd.copilot;
+  o.upload = args[1] == "upload";
+  std::string sub = "copilot " + args[1];
+  std::map<std::string, flag> flags{
+      {"termination-log", string_flag(o.termination_log)},
+      {"s3-endpoint", string_flag(o.s3_endpoint)},
+      {"s3-region", string_flag(o.s3_region)},
+      {"s3-virtual-hosted", bool_flag(o.s3_virtual_hosted)},
+      {"s3-access-key-id", string_flag(o.s3_access_key_id)},
+      {"s3-secret-access-key", string_flag(o.s3_secret_access_key)},
+      {"s3-part-size", number_flag("s3-part-size", o.s3_part_size, 5L * 1024 * 1024, 5L * 1024 * 1024 * 1024)},
+      {"s3-list-page", number_flag("s3-list-page", o.s3_list_page, 1, 1000)},
+      {"log-level", string_flag(o.log_level)},
+  };
+  if (o.upload) {
+    flags.emplace("output-path", string_flag(o.output_path));
+    flags.emplace("output-prefix", string_flag(o.output_prefix));
+    flags.emplace("timeout", seconds_flag("timeout", o.timeout_seconds));
+  } else {
+    flags.emplace("input-path", string_flag(o.input_path));
+    flags.emplace("max-dataset-size", number_flag("max-dataset-size", o.max_dataset_size, 0, std::numeric_limits<long>::max()));
+    flags.emplace("input", flag{true, [&o](const std::string& v) -> status {
+                                  auto eq = v.find('=');
+                                  if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
+                                    return error::bad_request("--input: \"" + v + "\" is not NAME=URI");
+                                  std::string name = v.substr(0, eq);
+                                  if (name.find('/') != std::string::npos || name == "." || name == ".." || name[0] == '_')
+                                    return error::bad_request("--input: \"" + name + "\" is not a file name (no '/', not "
+                                                              "starting with '_')");
+                                  for (const auto& [n, _] : o.inputs)
+                                    if (n == name)
+                                      return error::bad_request("--input: \"" + name + "\" is given twice");
+                                  o.inputs.emplace_back(name, v.substr(eq + 1));
+                                  return ok;
+                                }});
+  }
+  if (auto st = parse_flags(sub, args.begin() + 2, args.end(), flags); !st)
+    return st.err();
+  if (o.upload && o.output_prefix.empty())
+    return error::bad_request("kozmo copilot upload: --output-prefix URI is required");
+  if (o.upload && o.timeout_seconds <= 0)
+    return error::bad_request("kozmo copilot upload: --timeout must be more than 0");
+  return cmd;
+}
+
+} // namespace
+
 std::string usage() {
   return R"(kozmo — a Kubernetes-native engine for GPU workloads
 
@@ -183,6 +237,27 @@ Usage:
       --kind KIND               only this kind (repeatable; e.g. PyTorchJob)
       --pod-schema FILE         give pod templates the full schema of the OpenAPI v2 document
                                 FILE (`kubectl get --raw /openapi/v2`), as the peer's CRDs have
+  kozmo copilot download [flags]   fetch a task's inputs (the copilot's init container)
+      --input NAME=URI          an input (repeatable): one object into <input-path>/NAME, or every
+                                object under a prefix/directory into <input-path>/NAME/...
+      --input-path DIR          where the inputs go (default /var/kozmo/inputs); _inputs.json there
+                                lists each input's URI, size and sha256
+      --max-dataset-size BYTES  refuse inputs whose total is larger (default 0 = no cap)
+  kozmo copilot upload [flags]     wait for the task's container, then store what it wrote
+      --output-path DIR         what to upload (default /var/kozmo/outputs)
+      --output-prefix URI       where to (required): file:///dir/ or s3://bucket/prefix/
+      --timeout DURATION        how long to wait for <output-path>/_EXIT (default 1h)
+    both:
+      --termination-log PATH    where a failure is written for Kubernetes (default
+                                /dev/termination-log when it exists)
+      --s3-endpoint URL         an S3-compatible server (default https://s3.<region>.amazonaws.com)
+      --s3-region REGION        (default us-east-1)
+      --s3-virtual-hosted       address buckets as bucket.endpoint (default: endpoint/bucket)
+      --s3-access-key-id ID  --s3-secret-access-key KEY   (default: $AWS_ACCESS_KEY_ID,
+                                $AWS_SECRET_ACCESS_KEY; $AWS_SESSION_TOKEN is used when set)
+      --s3-part-size BYTES      ranged GETs and multipart upload parts (default 64 MiB)
+      --s3-list-page N          keys per ListObjectsV2 page (default and most 1000)
+      --log-level LEVEL
   kozmo version
   kozmo help
 )";
@@ -313,6 +388,8 @@ expected<command> parse_command_line(const std::vector<std::string>& args) {
       return st.err();
     return cmd;
   }
+  if (sub == "copilot")
+    return parse_copilot(args, cmd);
   return error::bad_request("unknown command \"" + sub + "\"; run `kozmo help`");
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kozmo::runtime {
@@ -75,14 +76,36 @@ struct crds_options {
   std::vector<std::string> kinds;  // only these kinds ("PyTorchJob"); empty = all
 };
 
+// `kozmo copilot download|upload`: a task's data in and out, run by the copilot containers
+// of its pod (actors/tasks/copilot.hpp) or by hand.
+struct copilot_options {
+  bool upload = false;                               // download | upload
+  std::string input_path = "/var/kozmo/inputs";
+  std::vector<std::pair<std::string, std::string>> inputs; // --input NAME=URI, repeatable
+  std::int64_t max_dataset_size = 0;                 // bytes, the inputs' total; 0 = no cap
+  std::string output_path = "/var/kozmo/outputs";
+  std::string output_prefix;                         // upload: required
+  std::int64_t timeout_seconds = 3600;               // upload: how long to wait for the task's container
+  std::string termination_log;                       // "": /dev/termination-log when it exists
+  std::string s3_endpoint;                           // "": AWS (https://s3.<region>.amazonaws.com)
+  std::string s3_region = "us-east-1";
+  bool s3_virtual_hosted = false;                    // bucket.endpoint/key instead of endpoint/bucket/key
+  std::string s3_access_key_id;                      // "": $AWS_ACCESS_KEY_ID
+  std::string s3_secret_access_key;                  // "": $AWS_SECRET_ACCESS_KEY
+  std::int64_t s3_part_size = 64LL * 1024 * 1024;   // ranged GETs and multipart parts
+  int s3_list_page = 1000;                           // keys per ListObjectsV2 page
+  std::string log_level = "info";
+};
+
 struct command {
-  enum class kind { local, kubelet, apiserver, extender, controller, crds, version, help } what = kind::help;
+  enum class kind { local, kubelet, apiserver, extender, controller, crds, copilot, version, help } what = kind::help;
   local_options local;
   kubelet_options kubelet;
   apiserver_options apiserver;
   extender_cli_options extender;
   controller_options controller;
   crds_options crds;
+  copilot_options copilot;
 };
 
 // Parses argv (without the program name). Errors say which flag is wrong and why.

@@ -1,5 +1,6 @@
 // The `kozmo` binary: one executable, several sub-commands (see `kozmo help`).
 #include "runtime/cli.hpp"
+#include "runtime/copilot_mode.hpp"
 #include "runtime/local_mode.hpp"
 #include "runtime/version.hpp"
 
@@ -32,6 +33,8 @@ int main(int argc, char** argv) {
     return kozmo::runtime::run_controller(cmd->controller);
   case kind::crds:
     return kozmo::runtime::run_crds(cmd->crds);
+  case kind::copilot:
+    return kozmo::runtime::run_copilot(cmd->copilot);
   }
   return 2;
 }

@@ -13,6 +13,8 @@ for p in "${packages[@]}"; do
 done
 # kubectl is on these machines; Debian's kubernetes-client is the fallback.
 command -v kubectl >/dev/null || missing+=(kubernetes-client)
+# The copilot suite's S3 server (s3rver) comes from npm.
+command -v npm >/dev/null || missing+=(nodejs npm)
 if ((${#missing[@]})); then
   echo "[setup] installing: ${missing[*]}" >&2
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo

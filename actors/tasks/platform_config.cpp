@@ -139,6 +139,69 @@ status read_limits(const json::value& v, platform_config& c) {
   return ok;
 }
 
+// tasks.copilot: a map of its own keys (copilot_config).
+status read_copilot(const json::value& v, platform_config& c) {
+  if (v.is_null())
+    return ok;
+  if (!v.is_object())
+    return bad("copilot", "must be a map of settings (image, command, cpu, memory, max-dataset-size, timeout, s3-...)");
+  copilot_config& cp = c.copilot;
+  auto text = [](const json::value& item, const std::string& key, std::string& out) -> status {
+    if (!item.is_string())
+      return bad("copilot." + key, "must be a string");
+    out = item.as_string();
+    return ok;
+  };
+  auto amount = [](const json::value& item, const std::string& key) -> expected<k8s::quantity> {
+    auto q = k8s::quantity::parse(json::scalar_text(item));
+    if (json::scalar_text(item).empty() || !q || q->sign() <= 0)
+      return bad("copilot." + key, "\"" + json::scalar_text(item) + "\" is not a quantity of more than 0 (examples: 500m, 10Gi)");
+    return *q;
+  };
+  for (const auto& [key, item] : v.as_object()) {
+    status st = ok;
+    if (key == "image" || key == "command" || key == "s3-endpoint" || key == "s3-region" ||
+        key == "s3-credentials-secret" || key == "s3-access-key-id-key" || key == "s3-secret-access-key-key") {
+      std::string* field = key == "image"                   ? &cp.image
+                           : key == "command"               ? &cp.command
+                           : key == "s3-endpoint"           ? &cp.s3_endpoint
+                           : key == "s3-region"             ? &cp.s3_region
+                           : key == "s3-credentials-secret" ? &cp.s3_credentials_secret
+                           : key == "s3-access-key-id-key"  ? &cp.s3_access_key_id_key
+                                                            : &cp.s3_secret_access_key_key;
+      st = text(item, key, *field);
+      if (st && (key == "image" || key == "command" || key == "s3-region") && field->empty())
+        st = bad("copilot." + key, "must not be empty");
+    } else if (key == "cpu" || key == "memory" || key == "max-dataset-size") {
+      auto q = amount(item, key);
+      if (!q)
+        return q.err();
+      if (key == "cpu")
+        cp.cpu = *q;
+      else if (key == "memory")
+        cp.memory = *q;
+      else
+        cp.max_dataset_size = *q;
+    } else if (key == "timeout") {
+      auto d = k8s::parse_go_duration(json::scalar_text(item));
+      if (!item.is_string() || !d || d->count() <= 0)
+        return bad("copilot.timeout", "\"" + json::scalar_text(item) + "\" is not a duration of more than 0 (examples: 30m, 1h)");
+      cp.timeout = *d;
+    } else if (key == "s3-path-style") {
+      if (!item.is_bool())
+        return bad("copilot.s3-path-style", "must be true or false");
+      cp.s3_path_style = item.as_bool();
+    } else {
+      return bad("copilot." + key, "unknown setting (known: image, command, cpu, memory, max-dataset-size, timeout, "
+                                   "s3-endpoint, s3-region, s3-path-style, s3-credentials-secret, s3-access-key-id-key, "
+                                   "s3-secret-access-key-key)");
+    }
+    if (!st)
+      return st;
+  }
+  return ok;
+}
+
 const std::vector<std::pair<std::string, reader>>& readers() {
   using pc = platform_config;
   static const std::vector<std::pair<std::string, reader>> table = {
@@ -170,6 +233,7 @@ const std::vector<std::pair<std::string, reader>>& readers() {
        int_key("interruptible-failure-threshold", &pc::interruptible_failure_threshold, -1000)},
       {"max-system-failures", int_key("max-system-failures", &pc::max_system_failures, 0)},
       {"cache-reservation-heartbeat", duration_key("cache-reservation-heartbeat", &pc::cache_reservation_heartbeat)},
+      {"copilot", read_copilot},
   };
   return table;
 }

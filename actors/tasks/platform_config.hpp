@@ -18,6 +18,25 @@
 
 namespace kozmo::tasks {
 
+// `tasks.copilot`: the containers that move a task's data in and out (copilot.hpp).
+struct copilot_config {
+  std::string image = "ghcr.io/kozmo-io/kozmo:latest"; // an image with the kozmo binary
+  std::string command = "kozmo";                       // the binary, by name (on PATH) or path
+  k8s::quantity cpu = k8s::quantity::from_milli(500);  // each copilot container's request = limit
+  k8s::quantity memory = k8s::quantity::from_int(128LL * 1024 * 1024, k8s::quantity_format::binary_si);
+  std::optional<k8s::quantity> max_dataset_size;       // the inputs' total; none: no cap
+  std::chrono::milliseconds timeout{std::chrono::hours(1)}; // the uploader waits this long for the task
+  // S3-compatible storage (s3:// URIs). Credentials only by reference: a Secret in the task's
+  // namespace, whose two keys become AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY in the copilot
+  // containers (env valueFrom.secretKeyRef).
+  std::string s3_endpoint;           // "http://minio:9000"; "": https://s3.<region>.amazonaws.com
+  std::string s3_region = "us-east-1";
+  bool s3_path_style = true;         // https://endpoint/bucket/key (false: bucket.endpoint/key)
+  std::string s3_credentials_secret; // "": no credentials from a Secret
+  std::string s3_access_key_id_key = "AWS_ACCESS_KEY_ID";
+  std::string s3_secret_access_key_key = "AWS_SECRET_ACCESS_KEY";
+};
+
 struct platform_config {
   // Requests (and limits) a container gets when it sets none.
   k8s::quantity default_cpus = k8s::quantity::from_int(1);
@@ -57,6 +76,7 @@ struct platform_config {
   // The output cache's reservations (cache.hpp): the holder extends its reservation this often;
   // it expires three heartbeats after the last one (the peer's datacatalog: 10 s, × 3).
   std::chrono::milliseconds cache_reservation_heartbeat{std::chrono::seconds(10)};
+  copilot_config copilot;
 };
 
 // Reads the `tasks:` section (a JSON object, from YAML). A null section gives the defaults.

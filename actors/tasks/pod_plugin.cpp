@@ -1,6 +1,7 @@
 #include "actors/tasks/pod_plugin.hpp"
 
 #include "actors/demystify/demystify.hpp"
+#include "actors/tasks/copilot.hpp"
 #include "actors/tasks/machinery.hpp"
 #include "actors/tasks/names.hpp"
 #include "actors/tasks/task_pod.hpp"
@@ -36,8 +37,12 @@ public:
                                  "preemption)");
       return a;
     }
-    a.info = phase_of(demystify::of_pod(*pod, ctx.spec->primary_container, type_ == "pod",
-                                            grace_of(*ctx.config), ctx.now));
+    auto verdict = demystify::of_pod(*pod, ctx.spec->primary_container, type_ == "pod", grace_of(*ctx.config), ctx.now);
+    // Data loading: a failed copilot container says more than "Error" (copilot.hpp).
+    if (ctx.spec->data_loading)
+      if (auto copilot = copilot_verdict(*pod, ctx.spec->primary_container, ctx.now))
+        verdict = std::move(*copilot);
+    a.info = phase_of(verdict);
     if (a.info.phase == plugin_phase::queued && a.info.reason == "Scheduling")
       a.info.message = scheduling_message(name);
     if (a.info.message.empty() && a.info.phase == plugin_phase::running)

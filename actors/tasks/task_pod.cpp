@@ -1,6 +1,7 @@
 #include "actors/tasks/task_pod.hpp"
 
 #include "actors/tasks/command_template.hpp"
+#include "actors/tasks/copilot.hpp"
 #include "actors/tasks/names.hpp"
 #include "actors/tasks/placement.hpp"
 #include "actors/tasks/pod_template_merge.hpp"
@@ -19,8 +20,8 @@ template_values values_for(const attempt_pod_input& in, const std::string& pod_n
   const auto& meta = in.task->metadata;
   const auto& prefix = in.spec->output_prefix;
   template_values v;
-  v.input_prefix = inputs_path;
-  v.input = std::string(inputs_path) + "/inputs.json";
+  v.input_prefix = in.spec->data_loading ? in.spec->data_loading->input_path : inputs_path;
+  v.input = v.input_prefix + "/inputs.json";
   v.output_prefix = prefix;
   if (!prefix.empty()) {
     v.raw_output_data_prefix = prefix + "/raw";
@@ -201,6 +202,10 @@ expected<json::value> build_attempt_pod(const attempt_pod_input& in) {
 
   json::value& pod_spec = pod["spec"];
   if (auto st = decorate_pod_spec(pod_spec, in, {spec.primary_container, "spec.pod.spec", name}); !st)
+    return st.err();
+  // Data loading last: the copilot containers get none of the task's env or secrets, and the
+  // data volumes are sized from the primary's settled resources.
+  if (auto st = add_copilot(pod_spec, spec, in.config->copilot); !st)
     return st.err();
   pod_spec["restartPolicy"] = "Never";
   return pod;

@@ -12,7 +12,8 @@
 //             others kept in range); restartPolicy Never (retries are the task's); the
 //             platform's scheduler name when the pod names none; tolerations, node selector and
 //             node affinity per placement.hpp; spec.secrets by reference (env secretKeyRef, or a
-//             secret volume with each key mounted read-only at its path), in every container.
+//             secret volume with each key mounted read-only at its path), in every container;
+//             with spec.dataLoading, the copilot's volumes and containers (copilot.hpp).
 #pragma once
 
 #include "actors/tasks/platform_config.hpp"

@@ -1,5 +1,6 @@
 #include "actors/tasks/task_spec.hpp"
 
+#include "actors/tasks/copilot.hpp"
 #include "k8s/model/kozmo_keys.hpp"
 #include "k8s/model/quantity.hpp"
 #include "k8s/model/time.hpp"
@@ -350,6 +351,8 @@ expected<task_spec> decode_task(const k8s::custom_object& task, const std::vecto
   if (auto st = decode_secrets(spec->find("secrets"), out); !st)
     return st.err();
   if (auto st = decode_cache(spec->find("cache"), out); !st)
+    return st.err();
+  if (auto st = decode_data_loading(spec->find("dataLoading"), out); !st)
     return st.err();
   return out;
 }

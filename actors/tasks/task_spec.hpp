@@ -15,6 +15,9 @@
 //   spec.secrets         [{name, key, mountAs: env|file, envVar|path}]: Secret values for every
 //                        container, by reference
 //   spec.cache           {enabled, version, serializable}: the output cache (cache.hpp)
+//   spec.dataLoading     {enabled, inputPath, outputPath}: type container only; the inputs are
+//                        downloaded before the container starts and what it writes under
+//                        outputPath is uploaded to spec.outputPrefix after (copilot.hpp)
 //
 // `decode_task` never throws and never guesses: a malformed spec is an error whose message
 // names the field the way kube-apiserver's validation does ("spec.retries: Invalid value: -1:
@@ -64,6 +67,13 @@ struct cache_spec {
   friend bool operator==(const cache_spec&, const cache_spec&) = default;
 };
 
+// spec.dataLoading (copilot.hpp): present only when enabled.
+struct data_loading_spec {
+  std::string input_path = "/var/kozmo/inputs";
+  std::string output_path = "/var/kozmo/outputs";
+  friend bool operator==(const data_loading_spec&, const data_loading_spec&) = default;
+};
+
 struct task_spec {
   std::string type; // registry key: "container", "pod"
   // type container: the container as written (name defaults to "primary"). type pod: the pod
@@ -83,6 +93,7 @@ struct task_spec {
   std::map<std::string, std::string> inputs;
   std::vector<secret_ref> secrets;
   std::optional<cache_spec> cache;
+  std::optional<data_loading_spec> data_loading;
   std::string output_prefix;
 
   int max_attempts() const { return retries + 1; }

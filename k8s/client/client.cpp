@@ -219,7 +219,7 @@ net::awaitable<client_impl::attempt_outcome> client_impl::attempt(const request&
     return out;
   };
   std::string raw = serialize_request(*ep, req.method, req.path, req.body, req.content_type,
-                                      req.accept, cfg.user_agent, current_token());
+                                      req.accept, cfg.user_agent, current_token(), &req.headers);
   auto conn = take_idle();
   bool reused = conn != nullptr;
   bool resent = false;
@@ -244,7 +244,7 @@ net::awaitable<client_impl::attempt_outcome> client_impl::attempt(const request&
     }
     deadline timer(ioc, conn, cfg.request_timeout);
     string_sink sink;
-    auto x = co_await exchange(*conn, raw, sink, false);
+    auto x = co_await exchange(*conn, raw, sink, false, req.method == "HEAD");
     if (x.complete) {
       ++conn->served;
       if (x.keep_alive && !shutting_down)

@@ -26,6 +26,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace kozmo::client {
 
@@ -39,6 +41,10 @@ struct request {
   // (config::max_connections), these go after every waiting foreground request, as
   // client-go's event broadcaster never holds up the controller that records.
   bool background = false;
+  // More header lines, sent as given after the standard ones (an object store's signed
+  // x-amz-* and Authorization headers, a Range). The config's bearer token is still added
+  // when set: a client for a non-Kubernetes server leaves it empty.
+  std::vector<std::pair<std::string, std::string>> headers;
 };
 
 struct response {

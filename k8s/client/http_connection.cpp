@@ -251,7 +251,8 @@ net::awaitable<expected<std::shared_ptr<connection>>> connect(
 std::string serialize_request(const endpoint& ep, std::string_view method,
                               std::string_view path, std::string_view body,
                               std::string_view content_type, std::string_view accept,
-                              std::string_view user_agent, std::string_view token) {
+                              std::string_view user_agent, std::string_view token,
+                              const std::vector<std::pair<std::string, std::string>>* extra_headers) {
   std::string out;
   out.reserve(256 + path.size() + body.size() + token.size());
   out.append(method).append(" ").append(ep.path_prefix).append(path).append(" HTTP/1.1\r\n");
@@ -259,6 +260,9 @@ std::string serialize_request(const endpoint& ep, std::string_view method,
   if (!user_agent.empty()) out.append("User-Agent: ").append(user_agent).append("\r\n");
   if (!accept.empty()) out.append("Accept: ").append(accept).append("\r\n");
   if (!token.empty()) out.append("Authorization: Bearer ").append(token).append("\r\n");
+  if (extra_headers)
+    for (const auto& [name, value] : *extra_headers)
+      out.append(name).append(": ").append(value).append("\r\n");
   bool has_body = !body.empty() || method == "POST" || method == "PUT" || method == "PATCH";
   if (has_body) {
     if (!content_type.empty()) out.append("Content-Type: ").append(content_type).append("\r\n");
@@ -325,7 +329,7 @@ constexpr std::size_t read_size = 64 * 1024;
 } // namespace
 
 net::awaitable<exchange_result> exchange(connection& conn, std::string_view raw_request,
-                                         body_sink& sink, bool unlimited_body) {
+                                         body_sink& sink, bool unlimited_body, bool head) {
   exchange_result r;
   co_await conn.stream->write_all(net::buffer(raw_request.data(), raw_request.size()), r.ec);
   if (r.ec) co_return r;
@@ -333,6 +337,7 @@ net::awaitable<exchange_result> exchange(connection& conn, std::string_view raw_
 
   response_reader parser(sink);
   parser.eager(true);
+  parser.skip(head);
   parser.header_limit(64 * 1024);
   // "Unlimited" is the largest limit, not boost::none: Boost 1.74 compares a Content-Length
   // against an empty optional as if it were smaller, so none rejects every sized body (a

@@ -336,3 +336,37 @@ TEST_CASE("requests beyond the burst wait for the rate limiter; watches do not",
   CHECK(seen[0].target == "/first");
   CHECK(seen[1].target.find("watch=1") != std::string::npos);
 }
+
+TEST_CASE("a request's extra headers are sent as given, and a HEAD answer's Content-Length brings no body",
+          "[http]") {
+  scripted_server server([](const received_request& r, server_connection& c) {
+    if (r.method == "HEAD") {
+      // What an object store answers: the object's length, and no body after the head.
+      c.write("HTTP/1.1 200 OK\r\nContent-Length: 12345\r\nETag: \"abc\"\r\n\r\n");
+      return;
+    }
+    c.respond(200, "ok");
+  });
+  config cfg = fast_config(server.url());
+  cfg.token = "";
+  cfg.request_timeout = std::chrono::seconds(5);
+  kozmo::client::client k(cfg);
+  request head{"HEAD", "/bucket/key"};
+  head.headers = {{"x-amz-date", "20150830T123600Z"}, {"Authorization", "AWS4-HMAC-SHA256 Credential=x"}};
+  auto start = std::chrono::steady_clock::now();
+  auto r = k.send_sync(head);
+  REQUIRE(r);
+  CHECK(r->status == 200);
+  CHECK(r->body.empty());
+  CHECK(r->headers["content-length"] == "12345");
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2)); // not the request timeout
+  // The connection stays usable: the next request on it is answered.
+  auto next = k.send_sync(get("/next"));
+  REQUIRE(next);
+  CHECK(next->body == "ok");
+  auto seen = server.requests();
+  REQUIRE(seen.size() == 2);
+  CHECK(seen[0].headers["x-amz-date"] == "20150830T123600Z");
+  CHECK(seen[0].headers["authorization"] == "AWS4-HMAC-SHA256 Credential=x");
+  CHECK(k.idle_connections() == 1);
+}

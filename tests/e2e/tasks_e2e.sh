@@ -83,6 +83,18 @@ expect "  ... with reason InvalidSpec" '^Failed/InvalidSpec/0$' phase_reason bro
 expect_fail "the API server refuses a task without spec.type" 'spec.type: Required value' \
   sh -c "printf 'apiVersion: kozmo.io/v1alpha1\nkind: TaskExecution\nmetadata: {name: typeless}\nspec: {container: {image: x}}\n' | kubectl --cache-dir $WORK/cache apply -f -"
 
+# ---- data loading: the copilot's containers and volumes in the task's pod ----
+expect "kubectl apply -f examples/task-copilot.yaml" 'created' k apply -f "$EX/task-copilot.yaml"
+within 30 "the task with data loading succeeds on the simulated nodes" '^Succeeded//0$' phase_reason upper-case
+expect "its pod has the downloader as an init container" '^kozmo-copilot-downloader$' \
+  k get pod upper-case-0 -o 'jsonpath={.spec.initContainers[*].name}'
+expect "  ... and the uploader beside the task's container" '^primary kozmo-copilot-uploader$' \
+  k get pod upper-case-0 -o 'jsonpath={.spec.containers[*].name}'
+expect "  ... and the data volumes sized from its ephemeral-storage request" '^kozmo-inputs=1Gi kozmo-outputs=1Gi *$' \
+  k get pod upper-case-0 -o 'jsonpath={range .spec.volumes[*]}{.name}={.emptyDir.sizeLimit}{" "}{end}' 
+expect "  ... and the task's command wrapped so that its exit code reaches the uploader" "^/bin/sh -c .*_EXIT.*kozmo-wrapped sh -c tr a-z A-Z" \
+  k get pod upper-case-0 -o 'jsonpath={.spec.containers[0].command[*]}'
+
 # ---- a pod task with a sidecar ----
 expect "kubectl apply -f examples/task-pod-sidecar.yaml" 'created' k apply -f "$EX/task-pod-sidecar.yaml"
 within 30 "the pod task succeeds when its primary container does" '^Succeeded//0$' phase_reason train-with-sidecar

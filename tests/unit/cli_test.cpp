@@ -168,3 +168,57 @@ TEST_CASE("kozmo local --runtime picks simulated or process pods and refuses any
   REQUIRE_FALSE(docker.has_value());
   CHECK_THAT(docker.err().message, Catch::Contains("--runtime") && Catch::Contains("sim or process"));
 }
+
+TEST_CASE("kozmo copilot download takes repeated inputs, a size cap, a termination log and S3 settings") {
+  auto cmd = parse_command_line({"copilot", "download", "--input-path", "/in", "--input", "text=file:///tmp/t.txt",
+                                 "--input=data=s3://b/d/", "--max-dataset-size", "1048576", "--termination-log",
+                                 "/tmp/term", "--s3-endpoint", "http://127.0.0.1:4569", "--s3-region", "eu-west-1",
+                                 "--s3-virtual-hosted"});
+  REQUIRE(cmd.has_value());
+  CHECK(cmd->what == command::kind::copilot);
+  const auto& o = cmd->copilot;
+  CHECK_FALSE(o.upload);
+  CHECK(o.input_path == "/in");
+  REQUIRE(o.inputs.size() == 2);
+  CHECK(o.inputs[0] == std::pair<std::string, std::string>{"text", "file:///tmp/t.txt"});
+  CHECK(o.inputs[1] == std::pair<std::string, std::string>{"data", "s3://b/d/"});
+  CHECK(o.max_dataset_size == 1048576);
+  CHECK(o.termination_log == "/tmp/term");
+  CHECK(o.s3_endpoint == "http://127.0.0.1:4569");
+  CHECK(o.s3_region == "eu-west-1");
+  CHECK(o.s3_virtual_hosted);
+}
+
+TEST_CASE("kozmo copilot upload needs an output prefix and reads the timeout as a duration") {
+  auto cmd = parse_command_line({"copilot", "upload", "--output-path", "/out", "--output-prefix", "s3://b/o/",
+                                 "--timeout", "1h0m0s", "--s3-part-size", "8388608", "--s3-list-page", "2"});
+  REQUIRE(cmd.has_value());
+  CHECK(cmd->copilot.upload);
+  CHECK(cmd->copilot.output_path == "/out");
+  CHECK(cmd->copilot.output_prefix == "s3://b/o/");
+  CHECK(cmd->copilot.timeout_seconds == 3600);
+  CHECK(cmd->copilot.s3_part_size == 8388608);
+  CHECK(cmd->copilot.s3_list_page == 2);
+  auto defaults = parse_command_line({"copilot", "upload", "--output-prefix", "file:///o/"});
+  REQUIRE(defaults.has_value());
+  CHECK(defaults->copilot.output_path == "/var/kozmo/outputs");
+  CHECK(defaults->copilot.timeout_seconds == 3600);
+
+  auto err = [](std::vector<std::string> args) {
+    auto c = parse_command_line(args);
+    return c ? std::string() : c.err().message;
+  };
+  CHECK(err({"copilot", "upload"}) == "kozmo copilot upload: --output-prefix URI is required");
+  CHECK(err({"copilot"}).starts_with("kozmo copilot: say download or upload"));
+  CHECK(err({"copilot", "sync"}).starts_with("kozmo copilot: say download or upload"));
+  CHECK_THAT(err({"copilot", "upload", "--output-prefix", "file:///o/", "--timeout", "soon"}),
+             Catch::Contains("--timeout") && Catch::Contains("not a duration"));
+  // Each sub-command takes only its own flags.
+  CHECK_THAT(err({"copilot", "upload", "--output-prefix", "file:///o/", "--input", "a=file:///a"}),
+             Catch::Contains("unknown flag --input"));
+  CHECK_THAT(err({"copilot", "download", "--output-prefix", "file:///o/"}), Catch::Contains("unknown flag --output-prefix"));
+  CHECK_THAT(err({"copilot", "download", "--input", "noequals"}), Catch::Contains("is not NAME=URI"));
+  CHECK_THAT(err({"copilot", "download", "--input", "a/b=file:///x"}), Catch::Contains("is not a file name"));
+  CHECK_THAT(err({"copilot", "download", "--input", "a=file:///x", "--input", "a=file:///y"}), Catch::Contains("given twice"));
+  CHECK_THAT(err({"copilot", "download", "--s3-part-size", "1024"}), Catch::Contains("outside"));
+}

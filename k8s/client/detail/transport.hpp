@@ -35,6 +35,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 namespace boost::asio::ssl {
 class context;
@@ -185,14 +186,16 @@ struct exchange_result {
 };
 
 // Writes `raw_request` and reads one response into `sink`. body_limit: none for watches.
+// `head`: the answer to a HEAD request, which has no body whatever its Content-Length says.
 net::awaitable<exchange_result> exchange(connection& conn, std::string_view raw_request,
-                                         body_sink& sink, bool unlimited_body);
+                                         body_sink& sink, bool unlimited_body, bool head = false);
 
 // The bytes of an HTTP/1.1 request.
 std::string serialize_request(const endpoint& ep, std::string_view method,
                               std::string_view path, std::string_view body,
                               std::string_view content_type, std::string_view accept,
-                              std::string_view user_agent, std::string_view token);
+                              std::string_view user_agent, std::string_view token,
+                              const std::vector<std::pair<std::string, std::string>>* extra_headers = nullptr);
 
 // "connection reset by peer" rather than "Connection reset by peer"; TLS errors include the
 // OpenSSL reason.

@@ -1,0 +1,159 @@
+#include "actors/tasks/sigv4.hpp"
+
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/sha.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+namespace kozmo::sigv4 {
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Leading and trailing spaces removed, inner runs of spaces folded to one (SigV4's "Trimall").
+std::string trim_all(std::string_view v) {
+  std::string out;
+  bool space = false;
+  for (char c : v) {
+    if (c == ' ' || c == '\t') {
+      space = !out.empty();
+      continue;
+    }
+    if (space)
+      out += ' ';
+    space = false;
+    out += c;
+  }
+  return out;
+}
+
+// name → values in the order given: a repeated header signs as its values joined by ','.
+std::map<std::string, std::string> canonical_headers_map(const request& r) {
+  std::map<std::string, std::string> out;
+  for (const auto& [name, value] : r.headers) {
+    auto [it, fresh] = out.try_emplace(lower(name), trim_all(value));
+    if (!fresh)
+      it->second += "," + trim_all(value);
+  }
+  return out;
+}
+
+} // namespace
+
+std::string uri_encode(std::string_view s, bool keep_slash) {
+  static const char* digits = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(s.size() * 3);
+  for (unsigned char c : s) {
+    bool unreserved = std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~';
+    if (unreserved || (keep_slash && c == '/')) {
+      out += static_cast<char>(c);
+      continue;
+    }
+    out += '%';
+    out += digits[c >> 4];
+    out += digits[c & 15];
+  }
+  return out;
+}
+
+std::string canonical_query(const std::vector<std::pair<std::string, std::string>>& query) {
+  std::vector<std::pair<std::string, std::string>> encoded;
+  encoded.reserve(query.size());
+  for (const auto& [k, v] : query)
+    encoded.emplace_back(uri_encode(k, false), uri_encode(v, false));
+  std::sort(encoded.begin(), encoded.end());
+  std::string out;
+  for (const auto& [k, v] : encoded)
+    out += (out.empty() ? "" : "&") + k + "=" + v;
+  return out;
+}
+
+std::string hex(std::string_view bytes) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) {
+    out += digits[c >> 4];
+    out += digits[c & 15];
+  }
+  return out;
+}
+
+std::string sha256_hex(std::string_view data) {
+  unsigned char md[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), md);
+  return hex(std::string_view(reinterpret_cast<const char*>(md), sizeof md));
+}
+
+std::string hmac_sha256(std::string_view key, std::string_view data) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(data.data()),
+       data.size(), md, &len);
+  return std::string(reinterpret_cast<const char*>(md), len);
+}
+
+std::string signed_headers(const request& r) {
+  std::string out;
+  for (const auto& [name, _] : canonical_headers_map(r))
+    out += (out.empty() ? "" : ";") + name;
+  return out;
+}
+
+std::string canonical_request(const request& r) {
+  std::string out = r.method + "\n";
+  out += uri_encode(r.path.empty() ? "/" : r.path, true) + "\n";
+  out += canonical_query(r.query) + "\n";
+  for (const auto& [name, value] : canonical_headers_map(r))
+    out += name + ":" + value + "\n";
+  out += "\n" + signed_headers(r) + "\n";
+  out += r.payload_hash;
+  return out;
+}
+
+std::string string_to_sign(const std::string& canonical, const scope& s) {
+  return "AWS4-HMAC-SHA256\n" + s.amz_date + "\n" + s.text() + "\n" + sha256_hex(canonical);
+}
+
+std::string signing_key(const std::string& secret, const scope& s) {
+  std::string k = hmac_sha256("AWS4" + secret, s.date());
+  k = hmac_sha256(k, s.region);
+  k = hmac_sha256(k, s.service);
+  return hmac_sha256(k, "aws4_request");
+}
+
+std::string signature(const credentials& c, const scope& s, const std::string& sts) {
+  return hex(hmac_sha256(signing_key(c.secret_access_key, s), sts));
+}
+
+std::string authorization(const credentials& c, const scope& s, const request& r) {
+  std::string sts = string_to_sign(canonical_request(r), s);
+  return "AWS4-HMAC-SHA256 Credential=" + c.access_key_id + "/" + s.text() + ", SignedHeaders=" + signed_headers(r) +
+         ", Signature=" + signature(c, s, sts);
+}
+
+std::vector<std::pair<std::string, std::string>> sign_s3(const credentials& c, const scope& s, const std::string& host,
+                                                         request r) {
+  std::vector<std::pair<std::string, std::string>> added = {
+      {"x-amz-date", s.amz_date},
+      {"x-amz-content-sha256", r.payload_hash},
+  };
+  if (!c.session_token.empty())
+    added.emplace_back("x-amz-security-token", c.session_token);
+  r.headers.emplace_back("host", host);
+  for (const auto& h : added)
+    r.headers.push_back(h);
+  added.emplace_back("Authorization", authorization(c, s, r));
+  return added;
+}
+
+} // namespace kozmo::sigv4
