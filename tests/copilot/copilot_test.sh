@@ -10,6 +10,7 @@ set -u
 KOZMO=${1:?usage: copilot_test.sh KOZMO SOURCE_DIR}
 SRC=${2:?usage: copilot_test.sh KOZMO SOURCE_DIR}
 KOZMO=$(realpath "$KOZMO")
+source "$SRC/tests/copilot/s3_server.sh"
 
 PASS=0 FAIL=0
 ok() { PASS=$((PASS + 1)); echo "ok   - $1"; }
@@ -22,14 +23,12 @@ check() { # check NAME COMMAND...: ok when the command succeeds
 WORK=$(mktemp -d /tmp/kozmo-copilot-test.XXXXXX)
 S3_PID="" GATE_PID=""
 cleanup() {
-  [ -n "$GATE_PID" ] && kill "$GATE_PID" 2>/dev/null && wait "$GATE_PID" 2>/dev/null
-  [ -n "$S3_PID" ] && kill "$S3_PID" 2>/dev/null && wait "$S3_PID" 2>/dev/null
+  s3_stop
   if ((FAIL)); then echo "--- logs ---"; tail -n 30 "$WORK"/*.log 2>/dev/null; fi
   rm -rf "$WORK"
 }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 sha() { sha256sum "$1" | cut -d' ' -f1; }
 json_get() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {"d": d}))' "$@"; }
 
@@ -131,25 +130,7 @@ check "upload: no _EXIT within --timeout is an OutputUploadFailed" \
   grep -q "^OutputUploadFailed: the task's container did not finish within 1 s" "$WORK/term-timeout"
 
 echo "# (b) s3:// (s3rver 3.7.1 behind a SigV4 gate)"
-NPM_PREFIX=$HOME/.cache/kozmo/npm
-S3RVER=$NPM_PREFIX/node_modules/.bin/s3rver
-if [ ! -x "$S3RVER" ]; then
-  npm install --prefix "$NPM_PREFIX" s3rver@3.7.1 > "$WORK/npm.log" 2>&1 || { bad "npm install s3rver@3.7.1" "$(tail -5 "$WORK/npm.log")"; exit 1; }
-fi
-S3_PORT=$(free_port)
-GATE_PORT=$(free_port)
-mkdir -p "$WORK/s3data"
-# s3rver's ListObjectsV2 continuation tokens use DES, which Node 17+ (OpenSSL 3) only has in
-# its legacy provider: without it, a listing of more than one page is a 500 InternalError.
-NODE_OPTIONS=--openssl-legacy-provider "$S3RVER" -d "$WORK/s3data" -a 127.0.0.1 -p "$S3_PORT" --silent \
-  --configure-bucket inputs --configure-bucket outputs > "$WORK/s3rver.log" 2>&1 &
-S3_PID=$!
-node "$SRC/tests/copilot/sigv4_gate.js" "$GATE_PORT" "$S3_PORT" S3RVER S3RVER > "$WORK/gate.log" 2>&1 &
-GATE_PID=$!
-for _ in $(seq 50); do
-  (: < "/dev/tcp/127.0.0.1/$S3_PORT") 2>/dev/null && (: < "/dev/tcp/127.0.0.1/$GATE_PORT") 2>/dev/null && break
-  sleep 0.2
-done
+s3_start "$WORK" "$SRC" || { bad "s3rver 3.7.1 behind the SigV4 gate starts" "$(tail -5 "$WORK"/*.log)"; exit 1; }
 S3=(--s3-endpoint "http://127.0.0.1:$GATE_PORT" --s3-region us-east-1)
 export AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER
 
