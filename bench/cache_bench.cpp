@@ -107,16 +107,7 @@ int main(int argc, char** argv) {
   int n = argc > 1 ? std::atoi(argv[1]) : 1000;
   int nodes = argc > 2 ? std::atoi(argv[2]) : 50;
   int sequential = argc > 3 ? std::atoi(argv[3]) : 100;
-  engine_options o;
-  o.embedded_apiserver = true;
-  o.nodes = kubelet::uniform_cluster(nodes, 8, "node");
-  for (auto& node : o.nodes.nodes)
-    node.pods = "1000";
-  o.binder = true;
-  o.tasks = true;
-  o.client_qps = 50000;
-  o.event_ttl_seconds = 0;
-  engine e(std::move(o));
+  engine e(bench::local_cluster(nodes, true));
   if (auto st = e.start(); !st) {
     std::cerr << "engine: " << st.err().message << "\n";
     return 1;

@@ -161,18 +161,7 @@ pod_counts count(caf::actor_system& sys, const caf::actor& progress) {
   return c;
 }
 
-engine_options cluster(int nodes, bool with_tasks) {
-  engine_options o;
-  o.embedded_apiserver = true;
-  o.nodes = kubelet::uniform_cluster(nodes, 8, "node");
-  for (auto& n : o.nodes.nodes)
-    n.pods = "1000";
-  o.binder = true;
-  o.tasks = with_tasks;
-  o.client_qps = 50000;
-  o.event_ttl_seconds = 0;
-  return o;
-}
+using bench::local_cluster;
 
 void wait_for_nodes(engine& e, int nodes) {
   for (int i = 0; i < 200; ++i) {
@@ -234,7 +223,7 @@ void throughput(int n, int nodes) {
   const char* only_env = std::getenv("KOZMO_BENCH_ONLY");
   const std::string only = only_env ? only_env : "";
   if (only != "tasks") {
-    engine e(cluster(nodes, false));
+    engine e(local_cluster(nodes, false));
     if (auto st = e.start(); !st) {
       std::cerr << "engine: " << st.err().message << "\n";
       return;
@@ -250,7 +239,7 @@ void throughput(int n, int nodes) {
                             [](const pod_counts& c) { return c.done; }, bare_created);
   }
   if (only != "bare") {
-    engine e(cluster(nodes, true));
+    engine e(local_cluster(nodes, true));
     if (auto st = e.start(); !st) {
       std::cerr << "engine: " << st.err().message << "\n";
       return;
@@ -285,7 +274,7 @@ void throughput(int n, int nodes) {
 // --- 3. a flood of pod events ---------------------------------------------------------------------
 
 void flood(int n, int events, int nodes) {
-  engine e(cluster(nodes, true));
+  engine e(local_cluster(nodes, true));
   if (auto st = e.start(); !st) {
     std::cerr << "engine: " << st.err().message << "\n";
     return;

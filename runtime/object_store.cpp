@@ -3,7 +3,6 @@
 #include "actors/tasks/sigv4.hpp"
 #include "k8s/client/client.hpp"
 
-#include <openssl/evp.h>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -37,24 +36,7 @@ error io_error(const std::string& what, int e) {
   return err;
 }
 
-// Incremental SHA-256 (OpenSSL's EVP interface).
-class sha256 {
-public:
-  sha256() : ctx_(EVP_MD_CTX_new()) { EVP_DigestInit_ex(ctx_, EVP_sha256(), nullptr); }
-  ~sha256() { EVP_MD_CTX_free(ctx_); }
-  sha256(const sha256&) = delete;
-  sha256& operator=(const sha256&) = delete;
-  void update(const void* data, std::size_t n) { EVP_DigestUpdate(ctx_, data, n); }
-  std::string hex() {
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int len = 0;
-    EVP_DigestFinal_ex(ctx_, md, &len);
-    return sigv4::hex(std::string_view(reinterpret_cast<const char*>(md), len));
-  }
-
-private:
-  EVP_MD_CTX* ctx_;
-};
+using tasks::sha256;
 
 struct fd_guard {
   int fd = -1;

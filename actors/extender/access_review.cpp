@@ -35,15 +35,6 @@ json::array strings(const std::vector<std::string>& v) {
   return out;
 }
 
-std::vector<std::string> strings_of(const json::value* v) {
-  std::vector<std::string> out;
-  if (v && v->is_array())
-    for (const auto& s : v->as_array())
-      if (s.is_string())
-        out.push_back(s.as_string());
-  return out;
-}
-
 } // namespace
 
 std::string bearer_token(std::string_view authorization) {
@@ -83,10 +74,10 @@ expected<std::optional<reviewed_user>> read_token_review(const json::value& answ
   reviewed_user u;
   u.username = user->get_string("username");
   u.uid = user->get_string("uid");
-  u.groups = strings_of(user->find("groups"));
+  u.groups = json::strings_of(user->find("groups"));
   if (const json::value* extra = user->find("extra"); extra && extra->is_object())
     for (const auto& [k, v] : extra->as_object())
-      u.extra[k] = strings_of(&v);
+      u.extra[k] = json::strings_of(&v);
   return std::optional<reviewed_user>(std::move(u));
 }
 

@@ -1,5 +1,7 @@
 #include "actors/kubelet/pod_lifecycle.hpp"
 
+#include "actors/kubelet/pod_status.hpp"
+
 #include "k8s/client/retry.hpp"
 #include "k8s/model/time.hpp"
 
@@ -191,37 +193,12 @@ json::value pod_lifecycle::conditions() const {
   if (pod_.init_containers.empty())
     initialized = true;
   bool ready = stage_ == stage::running;
-  auto cond = [&](const char* type, bool status, const char* reason) {
-    json::value c;
-    c["type"] = type;
-    c["status"] = status ? "True" : "False";
-    c["lastProbeTime"] = nullptr;
-    c["lastTransitionTime"] = format_time(created_);
-    if (!status && reason)
-      c["reason"] = reason;
-    return c;
-  };
-  const char* not_ready = stage_ == stage::finished ? "PodCompleted" : "ContainersNotReady";
-  json::array out;
-  out.push_back(cond("Initialized", initialized, "ContainersNotInitialized"));
-  out.push_back(cond("Ready", ready, not_ready));
-  out.push_back(cond("ContainersReady", ready, not_ready));
-  out.push_back(cond("PodScheduled", true, nullptr));
-  return out;
+  return pod_conditions_json(initialized, ready, stage_ == stage::finished, created_);
 }
 
 json::value pod_lifecycle::status_json() const {
-  json::value st;
-  st["phase"] = phase_;
-  st["conditions"] = conditions();
-  st["hostIP"] = pod_.host_ip;
-  if (stage_ != stage::creating && !pod_.pod_ip.empty()) {
-    st["podIP"] = pod_.pod_ip;
-    json::value ip;
-    ip["ip"] = pod_.pod_ip;
-    st["podIPs"] = json::array{ip};
-  }
-  st["startTime"] = format_time(created_);
+  json::value st = pod_status_head(phase_, conditions(), pod_.host_ip, stage_ != stage::creating ? pod_.pod_ip : "",
+                                   created_);
   if (!pod_.init_containers.empty()) {
     json::array init;
     for (const auto& c : pod_.init_containers)

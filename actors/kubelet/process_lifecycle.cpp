@@ -1,5 +1,7 @@
 #include "actors/kubelet/process_lifecycle.hpp"
 
+#include "actors/kubelet/pod_status.hpp"
+
 #include "k8s/client/retry.hpp"
 #include "k8s/model/time.hpp"
 
@@ -270,37 +272,11 @@ json::value process_lifecycle::conditions() const {
   bool ready = !main_.empty() && initialized_;
   for (const auto& r : main_)
     ready = ready && r.st == state::running;
-  auto cond = [&](const char* type, bool status, const char* reason) {
-    json::value c;
-    c["type"] = type;
-    c["status"] = status ? "True" : "False";
-    c["lastProbeTime"] = nullptr;
-    c["lastTransitionTime"] = format_time(created_);
-    if (!status && reason)
-      c["reason"] = reason;
-    return c;
-  };
-  const char* not_ready = finished() ? "PodCompleted" : "ContainersNotReady";
-  json::array out;
-  out.push_back(cond("Initialized", initialized_, "ContainersNotInitialized"));
-  out.push_back(cond("Ready", ready, not_ready));
-  out.push_back(cond("ContainersReady", ready, not_ready));
-  out.push_back(cond("PodScheduled", true, nullptr));
-  return out;
+  return pod_conditions_json(initialized_, ready, finished(), created_);
 }
 
 json::value process_lifecycle::status_json() const {
-  json::value st;
-  st["phase"] = phase_;
-  st["conditions"] = conditions();
-  st["hostIP"] = pod_.host_ip;
-  if (!pod_.pod_ip.empty()) {
-    st["podIP"] = pod_.pod_ip;
-    json::value ip;
-    ip["ip"] = pod_.pod_ip;
-    st["podIPs"] = json::array{ip};
-  }
-  st["startTime"] = format_time(created_);
+  json::value st = pod_status_head(phase_, conditions(), pod_.host_ip, pod_.pod_ip, created_);
   if (!init_.empty()) {
     json::array init;
     for (const auto& r : init_)

@@ -8,7 +8,8 @@
 namespace kozmo::kubelet {
 namespace {
 
-std::vector<std::string> strings_of(const json::value* v) {
+// command and args: each member as text (a number written unquoted in YAML is its digits).
+std::vector<std::string> scalar_strings(const json::value* v) {
   std::vector<std::string> out;
   if (!v || !v->is_array())
     return out;
@@ -59,8 +60,8 @@ container_run_spec parse_container(const json::value& c, bool init) {
   out.name = c.get_string("name");
   out.image = c.get_string("image");
   out.init = init;
-  out.command = strings_of(c.find("command"));
-  out.args = strings_of(c.find("args"));
+  out.command = scalar_strings(c.find("command"));
+  out.args = scalar_strings(c.find("args"));
   out.working_dir = c.get_string("workingDir");
   if (const auto* env = c.find("env"); env && env->is_array())
     for (const auto& e : env->as_array())

@@ -2,8 +2,6 @@
 
 #include "k8s/model/time.hpp"
 
-#include <openssl/sha.h>
-
 #include <algorithm>
 #include <vector>
 
@@ -56,19 +54,6 @@ void containers_into(std::string& out, const json::value& pod_spec) {
 }
 
 } // namespace
-
-std::string sha256_hex(const std::string& text) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest);
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  out.reserve(2 * sizeof digest);
-  for (unsigned char b : digest) {
-    out += hex[b >> 4];
-    out += hex[b & 15];
-  }
-  return out;
-}
 
 std::string cache_signature(const task_spec& spec) {
   std::string out = "type=" + spec.type + "\nversion=" + (spec.cache ? spec.cache->version : std::string()) + "\n";

@@ -29,6 +29,7 @@
 #pragma once
 
 #include "actors/tasks/phase.hpp"
+#include "actors/tasks/sha256.hpp"
 #include "actors/tasks/task_spec.hpp"
 
 #include <chrono>
@@ -38,8 +39,6 @@
 
 namespace kozmo::tasks {
 
-// SHA-256 of `text`, as 64 lower-case hex digits.
-std::string sha256_hex(const std::string& text);
 
 // The text the key is made from (for messages and tests): one line per part.
 std::string cache_signature(const task_spec& spec);

@@ -10,8 +10,6 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -19,7 +17,6 @@
 #include <filesystem>
 #include <fstream>
 #include <unordered_map>
-#include <unordered_set>
 
 namespace kozmo::tasks {
 namespace {
@@ -60,8 +57,8 @@ struct store_state {
   caf::actor digester; // a detached worker: digests may read large files
   std::uint64_t next_id = 0;
   std::unordered_map<std::uint64_t, operation> running; // by id
-  std::unordered_map<std::string, std::deque<operation>> queued; // by slot, behind the running one
-  std::unordered_set<std::string> busy;                           // slots with an operation running
+  // By slot: present while an operation of the slot runs, holding those that wait behind it.
+  std::unordered_map<std::string, std::deque<operation>> queued;
   // Entries with stored outputs, by slot, from a watch of the entries: a hit is answered from
   // here without a request (outputs are only ever replaced; a deleted entry leaves the index).
   std::unordered_map<std::string, cache_entry> stored;
@@ -106,10 +103,10 @@ void finish(store_actor* self, std::uint64_t id, std::string error = {}) {
   op.rp.deliver(cache_reply{std::move(a)});
   // The next operation on the slot.
   auto q = st.queued.find(op.slot);
-  if (q == st.queued.end() || q->second.empty()) {
-    st.busy.erase(op.slot);
-    if (q != st.queued.end())
-      st.queued.erase(q);
+  if (q == st.queued.end())
+    return;
+  if (q->second.empty()) {
+    st.queued.erase(q);
     return;
   }
   operation next = std::move(q->second.front());
@@ -209,7 +206,7 @@ void start(store_actor* self, operation op) {
   op.slot = op.req.ns + "/" + op.key;
   const auto& ask = op.req.ask;
   bool reads = ask.op == cache_op::lookup || ask.op == cache_op::reserve;
-  if (reads && !ask.overwrite && !st.busy.count(op.slot)) {
+  if (reads && !ask.overwrite && !st.queued.count(op.slot)) {
     if (auto it = st.stored.find(op.slot); it != st.stored.end()) {
       cache_answer a;
       a.known = true;
@@ -220,11 +217,11 @@ void start(store_actor* self, operation op) {
       return;
     }
   }
-  if (st.busy.count(op.slot)) {
-    st.queued[op.slot].push_back(std::move(op));
+  if (auto q = st.queued.find(op.slot); q != st.queued.end()) {
+    q->second.push_back(std::move(op));
     return;
   }
-  st.busy.insert(op.slot);
+  st.queued.emplace(op.slot, std::deque<operation>{}); // the slot runs this one; later ones queue
   auto id = ++st.next_id;
   st.running.emplace(id, std::move(op));
   send_get(self, id);
@@ -326,25 +323,14 @@ expected<std::string> file_sha256(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return error::invalid("cannot read " + path.string() + ": " + std::strerror(errno));
-  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
-  EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr);
+  sha256 h;
   std::vector<char> buf(1 << 20);
   while (in) {
     in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
     if (in.gcount() > 0)
-      EVP_DigestUpdate(ctx, buf.data(), static_cast<std::size_t>(in.gcount()));
+      h.update(buf.data(), static_cast<std::size_t>(in.gcount()));
   }
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_DigestFinal_ex(ctx, md, &len);
-  EVP_MD_CTX_free(ctx);
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < len; ++i) {
-    out += hex[md[i] >> 4];
-    out += hex[md[i] & 15];
-  }
-  return out;
+  return h.hex();
 }
 
 } // namespace

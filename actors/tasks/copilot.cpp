@@ -103,15 +103,6 @@ void add_mount(json::value& container, const char* volume, const std::string& pa
   mounts.as_array().push_back(json::object{{"name", volume}, {"mountPath", path}});
 }
 
-std::vector<std::string> strings_of(const json::value* list) {
-  std::vector<std::string> out;
-  if (list && list->is_array())
-    for (const auto& v : list->as_array())
-      if (v.is_string())
-        out.push_back(v.as_string());
-  return out;
-}
-
 const k8s::container_state_terminated* terminated_of(const k8s::container_status& s) {
   if (s.state.terminated)
     return &*s.state.terminated;
@@ -172,7 +163,7 @@ status decode_data_loading(const json::value* block, task_spec& out) {
   if (inside(dl.input_path, dl.output_path) || inside(dl.output_path, dl.input_path))
     return invalid("spec.dataLoading.outputPath", quoted(dl.output_path),
                    "must be apart from inputPath " + quoted(dl.input_path) + " (neither inside the other)");
-  if (strings_of(out.container.find("command")).empty())
+  if (json::strings_of(out.container.find("command")).empty())
     return required("spec.container.command",
                     "dataLoading runs the command under a wrapper that records its exit code for the uploader; "
                     "write the image's entrypoint out as the command");
@@ -252,10 +243,10 @@ status add_copilot(json::value& pod_spec, const task_spec& spec, const copilot_c
   bool upload = !spec.output_prefix.empty();
   bool download = !spec.inputs.empty();
   if (upload) {
-    std::vector<std::string> words = strings_of(primary->find("command"));
+    std::vector<std::string> words = json::strings_of(primary->find("command"));
     if (words.empty())
       return required("spec.container.command", "dataLoading wraps the command");
-    for (auto& a : strings_of(primary->find("args")))
+    for (auto& a : json::strings_of(primary->find("args")))
       words.push_back(std::move(a));
     json::array cmd;
     for (auto& w : wrapped_command(words, dl.output_path))

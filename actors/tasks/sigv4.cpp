@@ -1,8 +1,9 @@
 #include "actors/tasks/sigv4.hpp"
 
+#include "k8s/url.hpp"
+
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
-#include <openssl/sha.h>
 
 #include <algorithm>
 #include <cctype>
@@ -49,20 +50,20 @@ std::map<std::string, std::string> canonical_headers_map(const request& r) {
 } // namespace
 
 std::string uri_encode(std::string_view s, bool keep_slash) {
-  static const char* digits = "0123456789ABCDEF";
+  if (!keep_slash)
+    return url::encode(s);
+  // S3 object keys keep their slashes: each segment on its own.
   std::string out;
-  out.reserve(s.size() * 3);
-  for (unsigned char c : s) {
-    bool unreserved = std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~';
-    if (unreserved || (keep_slash && c == '/')) {
-      out += static_cast<char>(c);
-      continue;
-    }
-    out += '%';
-    out += digits[c >> 4];
-    out += digits[c & 15];
+  out.reserve(s.size());
+  std::size_t from = 0;
+  for (;;) {
+    auto slash = s.find('/', from);
+    out += url::encode(s.substr(from, slash == std::string_view::npos ? std::string_view::npos : slash - from));
+    if (slash == std::string_view::npos)
+      return out;
+    out += '/';
+    from = slash + 1;
   }
-  return out;
 }
 
 std::string canonical_query(const std::vector<std::pair<std::string, std::string>>& query) {
@@ -75,23 +76,6 @@ std::string canonical_query(const std::vector<std::pair<std::string, std::string
   for (const auto& [k, v] : encoded)
     out += (out.empty() ? "" : "&") + k + "=" + v;
   return out;
-}
-
-std::string hex(std::string_view bytes) {
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (unsigned char c : bytes) {
-    out += digits[c >> 4];
-    out += digits[c & 15];
-  }
-  return out;
-}
-
-std::string sha256_hex(std::string_view data) {
-  unsigned char md[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), md);
-  return hex(std::string_view(reinterpret_cast<const char*>(md), sizeof md));
 }
 
 std::string hmac_sha256(std::string_view key, std::string_view data) {

@@ -22,6 +22,8 @@
 // before its hash is known.
 #pragma once
 
+#include "actors/tasks/sha256.hpp"
+
 #include <string>
 #include <string_view>
 #include <utility>
@@ -62,9 +64,9 @@ std::string uri_encode(std::string_view s, bool keep_slash);
 // The query as it goes on the wire and into the canonical request: sorted, encoded, '&'-joined.
 std::string canonical_query(const std::vector<std::pair<std::string, std::string>>& query);
 
-std::string sha256_hex(std::string_view data);
+using tasks::hex;
+using tasks::sha256_hex;
 std::string hmac_sha256(std::string_view key, std::string_view data); // raw 32 bytes
-std::string hex(std::string_view bytes);
 
 std::string canonical_request(const request& r);
 std::string signed_headers(const request& r);

@@ -9,15 +9,6 @@
 namespace kozmo::volumes {
 namespace {
 
-std::vector<std::string> strings_at(const json::value* list) {
-  std::vector<std::string> out;
-  if (list && list->is_array())
-    for (const auto& v : list->as_array())
-      if (v.is_string())
-        out.push_back(v.as_string());
-  return out;
-}
-
 bool deleting(const json::value& obj) {
   const json::value* ts = obj.at_path({"metadata", "deletionTimestamp"});
   return ts && !ts->is_null();
@@ -37,7 +28,7 @@ claim claim_from(const json::value& pvc) {
   }
   if (spec) {
     c.storage_class = spec->get_string("storageClassName");
-    c.access_modes = strings_at(spec->find("accessModes"));
+    c.access_modes = json::strings_of(spec->find("accessModes"));
     c.request = k8s::quantity_member(spec->at_path({"resources", "requests"}), "storage");
     c.volume_name = spec->get_string("volumeName");
     c.volume_mode = spec->get_string("volumeMode", "Filesystem");
@@ -64,7 +55,7 @@ volume volume_from(const json::value& pv) {
   }
   if (spec) {
     v.storage_class = spec->get_string("storageClassName");
-    v.access_modes = strings_at(spec->find("accessModes"));
+    v.access_modes = json::strings_of(spec->find("accessModes"));
     v.capacity = k8s::quantity_member(spec->find("capacity"), "storage");
     v.volume_mode = spec->get_string("volumeMode", "Filesystem");
     v.reclaim_policy = spec->get_string("persistentVolumeReclaimPolicy", "Retain");

@@ -13,18 +13,7 @@ constexpr std::chrono::milliseconds log_poll_interval{200};
 void connection::start_log(std::shared_ptr<log_stream> ls) {
   log_ = std::move(ls);
   stream_.expires_never();
-  watch_res_.emplace(http::status::ok, 11);
-  watch_res_->set(http::field::cache_control, "no-cache, private");
-  watch_res_->set(http::field::content_type, "text/plain");
-  watch_res_->chunked(true);
-  watch_sr_.emplace(*watch_res_);
-  http::async_write_header(stream_, *watch_sr_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
-    if (ec) {
-      self->close_now();
-      return;
-    }
-    self->write_log_chunk(self->log_->take_initial(), false);
-  });
+  write_chunked_head("text/plain", [self = shared_from_this()] { self->write_log_chunk(self->log_->take_initial(), false); });
   watch_for_disconnect();
 }
 

@@ -48,16 +48,7 @@ void connection::start_watch(std::shared_ptr<watch_stream> ws) {
     }
   }
 
-  watch_res_.emplace(http::status::ok, 11);
-  watch_res_->set(http::field::cache_control, "no-cache, private");
-  watch_res_->set(http::field::content_type, "application/json");
-  watch_res_->chunked(true);
-  watch_sr_.emplace(*watch_res_);
-  http::async_write_header(stream_, *watch_sr_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
-    if (ec) {
-      self->close_now();
-      return;
-    }
+  write_chunked_head("application/json", [self = shared_from_this()] {
     self->header_sent_ = true;
     self->flush();
   });
@@ -66,6 +57,22 @@ void connection::start_watch(std::shared_ptr<watch_stream> ws) {
     arm_timeout();
   }
   watch_for_disconnect();
+}
+
+void connection::write_chunked_head(const char* content_type, std::function<void()> then) {
+  watch_res_.emplace(http::status::ok, 11);
+  watch_res_->set(http::field::cache_control, "no-cache, private");
+  watch_res_->set(http::field::content_type, content_type);
+  watch_res_->chunked(true);
+  watch_sr_.emplace(*watch_res_);
+  http::async_write_header(stream_, *watch_sr_,
+                           [self = shared_from_this(), then = std::move(then)](beast::error_code ec, std::size_t) {
+                             if (ec) {
+                               self->close_now();
+                               return;
+                             }
+                             then();
+                           });
 }
 
 void connection::on_event(const change_event& ev) {

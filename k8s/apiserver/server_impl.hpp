@@ -2,6 +2,8 @@
 // connection_watch.cpp). Includes Boost.Beast: never include it from a public header.
 #pragma once
 
+#include <functional>
+
 #include <utility>  // before asio: Boost 1.74 + g++ 12 (see STACK.md)
 
 #include "k8s/apiserver/router.hpp"
@@ -89,6 +91,9 @@ private:
   void watch_for_disconnect();
 
   // ---- followed pod logs (connection_log.cpp) ----
+  // Writes a 200 head with chunked transfer encoding of `content_type`, then calls `then` (a
+  // failed write closes the connection instead): the start of a watch and of a followed log.
+  void write_chunked_head(const char* content_type, std::function<void()> then);
   void start_log(std::shared_ptr<log_stream> ls);
   void write_log_chunk(std::string data, bool last);
   void poll_log();

@@ -144,4 +144,14 @@ inline std::string scalar_text(const value& v) {
   return {};
 }
 
+// The strings of an array (other members skipped); none when `list` is null or not an array.
+inline std::vector<std::string> strings_of(const value* list) {
+  std::vector<std::string> out;
+  if (list && list->is_array())
+    for (const auto& v : list->as_array())
+      if (v.is_string())
+        out.push_back(v.as_string());
+  return out;
+}
+
 } // namespace kozmo::json
