@@ -43,8 +43,8 @@ struct recorder_state {
 
 using recorder_actor = caf::stateful_actor<recorder_state>;
 
-// Events are background traffic: behind binds and status writes, as client-go's broadcaster
-// never holds up the controller that records.
+// Events wait in the client's last lane: behind binds and status writes (a background view's
+// too), as client-go's broadcaster never holds up the controller that records.
 void send_write(recorder_actor* self, event_write w) {
   auto& st = self->state;
   st.writing[w.key];
@@ -55,7 +55,7 @@ void send_write(recorder_actor* self, event_write w) {
   req.path = "/api/v1/namespaces/" + w.ns + "/events" + (update ? "/" + w.name : std::string());
   req.body = json::dump(w.body);
   req.content_type = update ? "application/merge-patch+json" : "application/json";
-  req.background = true;
+  req.lane = client::lane::events;
   st.cli->send(std::move(req), [me, key = w.key, update](expected<client::response> r) {
     int code = !r ? (r.err().code ? r.err().code : -1) : r->status >= 400 ? r->status : 0;
     std::string why = !r ? r.err().message : code ? "HTTP " + std::to_string(code) + ": " + r->body : std::string();

@@ -39,6 +39,7 @@ struct execution {
 struct executor_state {
   static inline const char* name = "executor";
   std::shared_ptr<client::client> cli;
+  std::shared_ptr<client::client> closing; // cli's view for plan::closing
   caf::actor recorder;
   std::unordered_map<std::uint64_t, execution> runs;
   std::uint64_t next_run = 0;
@@ -86,7 +87,7 @@ json::value chained(const execution& ex, std::size_t index, const patch_step& st
 }
 
 void launch(executor_actor* self, std::uint64_t run, execution& ex, std::size_t index) {
-  auto& cli = *self->state.cli;
+  auto& cli = ex.p.closing ? *self->state.closing : *self->state.cli;
   ++ex.in_flight;
   auto done = reply_to(self, run, index);
   std::visit(
@@ -228,6 +229,7 @@ void on_call(executor_actor* self, call_done& msg) {
 
 caf::behavior executor(executor_actor* self, std::shared_ptr<client::client> cli, caf::actor recorder) {
   self->state.cli = std::move(cli);
+  self->state.closing = self->state.cli->view(client::lane::closing);
   self->state.recorder = std::move(recorder);
   return {
       [self](run_plan& req) -> caf::result<plan_outcome> {

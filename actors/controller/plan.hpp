@@ -16,8 +16,8 @@
 //     unless `fail_if_gone`, which makes it a failure.
 //  6. An event step goes to the event recorder once every step before it has succeeded, and
 //     the steps after it wait until the recorder has handed it to the client: an Event is
-//     queued before the status that follows it. (Events are background traffic, so a busy
-//     client may still write that status first, as with Kubernetes' own recorder.) An Event
+//     queued before the status that follows it. (Events wait in the client's last lane, so
+//     a busy client writes that status first, as with Kubernetes' own recorder.) An Event
 //     that cannot be written never fails the plan.
 #pragma once
 
@@ -69,6 +69,11 @@ using step = std::variant<create_step, patch_step, delete_step, guard_step, even
 
 struct plan {
   std::vector<step> steps;
+  // The plan ends its object's work (a task's last status, nothing created): its calls wait in
+  // the client's lane::closing, before the other plans' background writes. A write that ends a
+  // task (a cache hit's only one) then does not queue behind the writes that start others,
+  // which have seconds of running ahead of them anyway.
+  bool closing = false;
 };
 
 struct plan_outcome {

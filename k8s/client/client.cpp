@@ -166,13 +166,13 @@ void client_impl::put_idle(std::shared_ptr<connection> conn) {
   idle_count = idle.size();
 }
 
-net::awaitable<bool> client_impl::acquire_slot(bool background) {
+net::awaitable<bool> client_impl::acquire_slot(lane which) {
   if (cfg.max_connections <= 0 || in_flight < static_cast<std::size_t>(cfg.max_connections)) {
     ++in_flight;
     co_return true;
   }
   auto w = std::make_shared<slot_waiter>(ioc);
-  (background ? background_slot_waiters : slot_waiters).push_back(w);
+  slot_waiters[static_cast<std::size_t>(which)].push_back(w);
   auto entry = aborts.add([w] { w->wake.cancel(); });
   if (!aborts.closed()) {
     sys_error ec;
@@ -187,10 +187,10 @@ net::awaitable<bool> client_impl::acquire_slot(bool background) {
 }
 
 void client_impl::release_slot() {
-  for (auto* queue : {&slot_waiters, &background_slot_waiters}) {
-    while (!queue->empty()) {
-      auto w = std::move(queue->front());
-      queue->pop_front();
+  for (auto& queue : slot_waiters) {
+    while (!queue.empty()) {
+      auto w = std::move(queue.front());
+      queue.pop_front();
       if (w->abandoned)
         continue;
       w->granted = true;  // the slot passes on: in_flight stays
@@ -284,7 +284,7 @@ net::awaitable<expected<response>> client_impl::perform(const request& req) {
     auto wait = limiter.reserve(std::chrono::steady_clock::now());
     if (wait > wait.zero() && !co_await sleep(wait)) co_return shut_down_error();
 
-    if (!co_await acquire_slot(req.background)) co_return shut_down_error();
+    if (!co_await acquire_slot(req.lane)) co_return shut_down_error();
     std::optional<attempt_outcome> attempted;
     {
       struct slot_hold {
@@ -336,11 +336,14 @@ void watch_state::finish(expected<ok_t> how) {
 
 client::client(config cfg) : impl_(std::make_shared<detail::client_impl>(std::move(cfg))) {}
 
-client::client(view_tag, std::shared_ptr<detail::client_impl> impl) : impl_(std::move(impl)), background_(true) {}
+client::client(view_tag, std::shared_ptr<detail::client_impl> impl, enum lane which)
+    : impl_(std::move(impl)), lane_(which) {}
 
-std::shared_ptr<client> client::background_view() {
-  return std::shared_ptr<client>(new client(view_tag{}, impl_));
+std::shared_ptr<client> client::view(enum lane which) {
+  return std::shared_ptr<client>(new client(view_tag{}, impl_, which));
 }
+
+std::shared_ptr<client> client::background_view() { return view(lane::background); }
 
 client::~client() {
   // The last owner may let go inside a callback, on the io thread, which cannot join itself:
@@ -357,14 +360,14 @@ void detail::send(client_impl* impl, request req, response_callback done) {
 }
 
 void client::send(request req, response_callback done) {
-  if (background_)
-    req.background = true;
+  if (req.lane == lane::normal)
+    req.lane = lane_;
   impl_->start_request(std::move(req), std::move(done));
 }
 
 expected<response> client::send_sync(request req) {
-  if (background_)
-    req.background = true;
+  if (req.lane == lane::normal)
+    req.lane = lane_;
   if (impl_->on_io_thread())
     return error{"send_sync called on the client's io thread (it would deadlock)"};
   auto promise = std::make_shared<std::promise<expected<response>>>();

@@ -31,16 +31,26 @@
 
 namespace kozmo::client {
 
+// Where a request waits when every connection is busy (config::max_connections). A freed
+// connection goes to the first waiting request of the highest lane, as Kubernetes' API Priority
+// and Fairness serves the nodes and the scheduler before a controller's bookkeeping, and
+// client-go's event broadcaster never holds up the controller that records.
+enum class lane : unsigned char {
+  normal,      // binds, the nodes' pod statuses, the scheduler's writes
+  closing,     // a controller's write that ends a piece of work (a task's last status): nothing
+               // of it follows, and whoever waits for the work is done once it lands
+  background,  // a controller's other writes, which can wait (client::background_view)
+  events,      // Events: after every other waiting request
+};
+
 struct request {
   std::string method;
   std::string path;  // absolute path including the query: "/api/v1/pods?limit=500"
   std::string body;
   std::string content_type = "application/json";
   std::string accept = "application/json";
-  // Best-effort traffic (Events): when requests wait for a connection
-  // (config::max_connections), these go after every waiting foreground request, as
-  // client-go's event broadcaster never holds up the controller that records.
-  bool background = false;
+  // The lane it waits in for a connection (a view puts `normal` ones in its own lane).
+  enum lane lane = lane::normal;
   // More header lines, sent as given after the standard ones (an object store's signed
   // x-amz-* and Authorization headers, a Range). The config's bearer token is still added
   // when set: a client for a non-Kubernetes server leaves it empty.
@@ -139,7 +149,7 @@ public:
   void bind(const binding& b, json_callback done);
 
   // POST a core/v1 Event to its namespace (metadata.namespace, else the default namespace).
-  // Sent as background traffic (request::background).
+  // Sent in the events lane (lane::events).
   expected<json::value> create_event(const json::value& event);
   void create_event(const json::value& event, json_callback done);
 
@@ -161,22 +171,24 @@ public:
   std::size_t idle_connections() const;
 
   // A client that shares this one's connections, io thread and rate limit, and whose requests
-  // go after every waiting request of the others (request::background), as Kubernetes' API
-  // Priority and Fairness ranks a controller's bookkeeping below the nodes' and the scheduler's
-  // writes. For parts of one process that write a lot and can wait (the task controller's
-  // status writes next to the simulated kubelets' pod statuses in `kozmo local`). The
+  // wait in `which` (those that name no lane of their own; Events stay in lane::events). The
   // connection pool is shut down when the last client sharing it goes.
+  std::shared_ptr<client> view(enum lane which);
+  // view(lane::background): requests that go after every waiting request of the others, as
+  // Kubernetes' API Priority and Fairness ranks a controller's bookkeeping below the nodes' and
+  // the scheduler's writes. For parts of one process that write a lot and can wait (the task
+  // controller's status writes next to the simulated kubelets' pod statuses in `kozmo local`).
   std::shared_ptr<client> background_view();
 
 private:
   struct view_tag {};
-  client(view_tag, std::shared_ptr<detail::client_impl> impl);
+  client(view_tag, std::shared_ptr<detail::client_impl> impl, enum lane which);
 
   // Blocks on an async verb; an error when called on the io thread.
   expected<json::value> wait(const std::function<void(json_callback)>& start);
 
   std::shared_ptr<detail::client_impl> impl_;
-  bool background_ = false;
+  enum lane lane_ = lane::normal; // where requests naming no lane wait
 };
 
 } // namespace kozmo::client

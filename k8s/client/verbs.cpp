@@ -225,7 +225,7 @@ void client::create_event(const json::value& event, json_callback done) {
   if (ns.empty()) ns = cfg().default_namespace;
   resource_ref events{"", "v1", "events", ns};
   auto req = json_request("POST", collection_path(events), event);
-  req.background = true;
+  req.lane = lane::events;
   send(std::move(req), decoding(std::move(done)));
 }
 expected<json::value> client::create_event(const json::value& event) {

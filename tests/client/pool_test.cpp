@@ -1,5 +1,5 @@
-// The connection cap (config::max_connections) and the background lane for Events, against a
-// scripted HTTP server on a real socket.
+// The connection cap (config::max_connections) and the lanes requests wait in for a connection
+// (normal, a background view's, Events last), against a scripted HTTP server on a real socket.
 #include "k8s/client/client.hpp"
 #include "tests/client/support/scripted_server.hpp"
 
@@ -128,4 +128,46 @@ TEST_CASE("a background view's requests go after the waiting requests of the cli
   // The view shares the connection pool: dropping the first client leaves the view working.
   k.reset();
   CHECK(tasks->send_sync(request{"GET", "/after"}).has_value());
+}
+
+TEST_CASE("a background view's Events go after its waiting status writes", "[pool]") {
+  holding_server server;
+  auto k = std::make_shared<client::client>(capped_config(server.http.url(), 1));
+  auto tasks = k->background_view();
+  countdown all(4);
+  k->send(request{"GET", "/hold"}, [&](expected<response> r) { all.done(bool(r)); });
+  json::value ev;
+  ev["metadata"]["namespace"] = "default";
+  ev["metadata"]["name"] = "e1";
+  tasks->create_event(ev, [&](expected<json::value> r) { all.done(bool(r)); });
+  tasks->send(request{"PATCH", "/apis/kozmo.io/v1alpha1/namespaces/default/taskexecutions/t/status"},
+              [&](expected<response> r) { all.done(bool(r)); });
+  k->send(request{"GET", "/api/v1/namespaces/default/pods/p"}, [&](expected<response> r) { all.done(bool(r)); });
+  drain_io_thread(*k);
+  server.let_go();
+  REQUIRE(all.wait() == 4);
+  auto seen = server.http.requests();
+  REQUIRE(seen.size() == 4);
+  CHECK(seen[1].target == "/api/v1/namespaces/default/pods/p");
+  CHECK(seen[2].target == "/apis/kozmo.io/v1alpha1/namespaces/default/taskexecutions/t/status");
+  CHECK(seen[3].target == "/api/v1/namespaces/default/events");
+}
+
+TEST_CASE("a closing view's writes go before a background view's waiting writes", "[pool]") {
+  holding_server server;
+  auto k = std::make_shared<client::client>(capped_config(server.http.url(), 1));
+  auto tasks = k->background_view();
+  auto ending = k->view(lane::closing);
+  countdown all(3);
+  k->send(request{"GET", "/hold"}, [&](expected<response> r) { all.done(bool(r)); });
+  tasks->send(request{"POST", "/api/v1/namespaces/default/pods"}, [&](expected<response> r) { all.done(bool(r)); });
+  ending->send(request{"PATCH", "/apis/kozmo.io/v1alpha1/namespaces/default/taskexecutions/hit/status"},
+               [&](expected<response> r) { all.done(bool(r)); });
+  drain_io_thread(*k);
+  server.let_go();
+  REQUIRE(all.wait() == 3);
+  auto seen = server.http.requests();
+  REQUIRE(seen.size() == 3);
+  CHECK(seen[1].target == "/apis/kozmo.io/v1alpha1/namespaces/default/taskexecutions/hit/status");
+  CHECK(seen[2].target == "/api/v1/namespaces/default/pods");
 }

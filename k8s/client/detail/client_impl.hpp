@@ -8,6 +8,7 @@
 
 #include <boost/asio/executor_work_guard.hpp>
 
+#include <array>
 #include <atomic>
 #include <deque>
 #include <mutex>
@@ -57,7 +58,7 @@ struct client_impl {
   net::awaitable<bool> sleep(std::chrono::steady_clock::duration d);
   // A place among the requests on the wire (config::max_connections); false when shutdown
   // interrupted the wait. Every true is matched by one release_slot().
-  net::awaitable<bool> acquire_slot(bool background);
+  net::awaitable<bool> acquire_slot(lane which);
   void release_slot();
   std::shared_ptr<connection> take_idle();
   void put_idle(std::shared_ptr<connection> conn);
@@ -86,8 +87,8 @@ struct client_impl {
     bool abandoned = false;  // the waiter left (shutdown): skip it
   };
   std::size_t in_flight = 0;  // requests holding a slot
-  std::deque<std::shared_ptr<slot_waiter>> slot_waiters;             // served first
-  std::deque<std::shared_ptr<slot_waiter>> background_slot_waiters;  // request::background
+  // By lane (request::lane): a freed slot goes to the first waiter of the highest lane.
+  std::array<std::deque<std::shared_ptr<slot_waiter>>, 4> slot_waiters;
   abort_registry aborts;
   std::mt19937_64 rng;
   std::string token;

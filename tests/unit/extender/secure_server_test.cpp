@@ -50,7 +50,7 @@ answer get_with(const client::config& base, unsigned short port, const std::stri
   cfg.server = "https://127.0.0.1:" + std::to_string(port);
   cfg.max_retries = 0;
   client::client cli(cfg);
-  auto r = cli.send_sync({"GET", path, "", "application/json", "*/*", false});
+  auto r = cli.send_sync({"GET", path, "", "application/json", "*/*", client::lane::normal});
   if (r)
     return {r->status, r->body};
   return {r.err().code, r.err().message};
