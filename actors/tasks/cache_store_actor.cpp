@@ -185,6 +185,9 @@ void on_written(store_actor* self, std::uint64_t id, expected<json::value>& w) {
   auto& op = self->state.running.at(id);
   if (w) {
     op.after = cache_entry_from_json(*w);
+    // Stored outputs answer hits from now on, before the watch brings the entry back.
+    if (op.after->outputs && op.after->key == op.key)
+      self->state.stored[op.slot] = *op.after;
     if (op.notify)
       notify(self, op);
     finish(self, id);
@@ -282,9 +285,18 @@ caf::behavior cache_store(store_actor* self, cache_store_config cfg) {
           return rp;
         }
         // A task's first question carries no key: derive it from the signature and the inputs'
-        // digests, read on the worker.
+        // digests, read on the worker when a file:// input is to be read, else at once (a hop
+        // to the worker's thread and back cost a hit tens of ms in a burst).
         auto inputs = req.ask.inputs;
         op.req = std::move(req);
+        if (std::none_of(inputs.begin(), inputs.end(), [](const auto& in) { return reads_content(in.second); })) {
+          std::map<std::string, std::string> digests;
+          for (const auto& [name, uri] : inputs)
+            digests[name] = *digest_by_uri(uri);
+          op.key = cache_key(op.req.ask.signature, digests);
+          start(self, std::move(op));
+          return rp;
+        }
         auto shared = std::make_shared<operation>(std::move(op));
         self->request(self->state.digester, caf::infinite, digest_job{std::move(inputs)})
             .then([self, shared](digest_result& r) {
@@ -317,6 +329,8 @@ caf::behavior cache_store(store_actor* self, cache_store_config cfg) {
 
 expected<std::string> digest_by_uri(const std::string& uri) { return "uri:" + sha256_hex(uri); }
 
+bool reads_content(const std::string& uri) { return uri.rfind("file://", 0) == 0; }
+
 namespace {
 
 expected<std::string> file_sha256(const std::filesystem::path& path) {
@@ -337,7 +351,7 @@ expected<std::string> file_sha256(const std::filesystem::path& path) {
 
 expected<std::string> digest_by_content(const std::string& uri) {
   const std::string scheme = "file://";
-  if (uri.rfind(scheme, 0) != 0)
+  if (!reads_content(uri))
     return digest_by_uri(uri);
   namespace fs = std::filesystem;
   fs::path path = uri.substr(scheme.size());

@@ -54,6 +54,9 @@ using input_digester = std::function<expected<std::string>(const std::string& ur
 // The digest of the URI itself (the peer keys blob inputs by their location too).
 expected<std::string> digest_by_uri(const std::string& uri);
 
+// Whether digest_by_content reads the input (a file:// URI) rather than its URI.
+bool reads_content(const std::string& uri);
+
 // The default: the content of a file:// input (a file: SHA-256 of its bytes; a directory: of
 // its files' relative paths and digests, sorted), so new data under the same path is another
 // key; a missing file is an error (the task then runs uncached, with a Warning). Other schemes:
@@ -63,7 +66,8 @@ expected<std::string> digest_by_content(const std::string& uri);
 struct cache_store_config {
   std::shared_ptr<client::client> cli;
   std::shared_ptr<const controller::clock> time; // null: the real clock
-  // Runs on a detached worker of the store (it may read large files), never on the store itself.
+  // Runs on a detached worker of the store (it may read large files), never on the store
+  // itself, for a task with an input that reads_content(); the others are digested by URI at once.
   input_digester digest = digest_by_content;
   int max_conflicts = 10; // re-reads after 409 before an operation gives up
 };

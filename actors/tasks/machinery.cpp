@@ -164,6 +164,11 @@ private:
       ask_cache(serial ? cache_op::reserve : cache_op::lookup, spec, overwrite);
       if (serial)
         hold_finalizer(); // a reservation is about to be held: a delete must give it back
+      // A new task's status waits for the answer (the store answers from its index, or after
+      // digesting the inputs): a hit then costs one status write, not a start time and then
+      // the hit, one after the other.
+      if (!cur_.start_time)
+        next_.start_time.reset();
       return false;
     }
     c.key = a.key;

@@ -19,7 +19,9 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include <functional>
 #include <map>
+#include <utility>
 
 namespace kozmo::tasks {
 namespace {
@@ -179,38 +181,53 @@ void ask_template(task_actor* self, const std::string& name) {
 }
 
 // The store's answers arrive in the order asked (one slot, one after another); the last one is
-// what the next round reads.
-void ask_cache(task_actor* self, std::vector<cache_ask>& asks) {
+// what the next round reads. `then`, when set, runs once every write asked here is answered
+// (at once when none is).
+void ask_cache(task_actor* self, std::vector<cache_ask>& asks, std::function<void()> then = {}) {
   auto& st = self->state;
-  if (asks.empty())
-    return;
-  bool has_write = std::any_of(asks.begin(), asks.end(),
-                               [](const cache_ask& a) { return a.op == cache_op::store || a.op == cache_op::release; });
-  if (st.cache_asks_out > 0 && !has_write)
-    return; // a question is out: its answer brings the next round
+  auto is_write = [](const cache_ask& a) { return a.op == cache_op::store || a.op == cache_op::release; };
+  auto writes = static_cast<std::size_t>(std::count_if(asks.begin(), asks.end(), is_write));
+  if (st.cache_asks_out > 0 && writes == 0)
+    asks.clear(); // a question is out: its answer brings the next round
+  if (!st.cfg->cache && !asks.empty()) {
+    st.cache = {true, "", std::nullopt, st.tools.time->now(), "no cache store runs in this controller"};
+    request_round(self);
+    asks.clear();
+  }
+  if (writes == 0 || asks.empty()) {
+    if (then)
+      then();
+    if (asks.empty())
+      return;
+  }
+  // Counts the writes still out; the last answer runs `then`.
+  auto pending = std::make_shared<std::pair<std::size_t, std::function<void()>>>(writes, std::move(then));
+  auto written = [pending] {
+    if (pending->first > 0 && --pending->first == 0 && pending->second)
+      std::exchange(pending->second, {})();
+  };
   const auto& ns = st.task->metadata.namespace_;
   for (auto& a : asks) {
-    if (!st.cfg->cache) {
-      st.cache = {true, "", std::nullopt, st.tools.time->now(), "no cache store runs in this controller"};
-      request_round(self);
-      return;
-    }
-    bool write = a.op == cache_op::store || a.op == cache_op::release;
+    bool write = is_write(a);
     ++st.cache_asks_out;
     self->request(st.cfg->cache, caf::infinite, cache_request{ns, std::move(a), st.cfg->platform->cache_reservation_heartbeat})
         .then(
-            [self, write](cache_reply& r) {
+            [self, write, written](cache_reply& r) {
               auto& st = self->state;
               --st.cache_asks_out;
               if (write && !r.answer.error.empty())
                 spdlog::warn("tasks: {}: the output cache: {}", who(self), r.answer.error);
               if (!write)
                 st.cache = std::move(r.answer);
+              if (write)
+                written();
               request_round(self);
             },
-            [self](caf::error&) {
+            [self, write, written](caf::error&) {
               --self->state.cache_asks_out;
               self->state.cache = {true, "", std::nullopt, self->state.tools.time->now(), "the cache store stopped"};
+              if (write)
+                written();
               request_round(self);
             });
   }
@@ -241,8 +258,17 @@ plan plan_of(task_actor* self, task_round& r) {
     wrote_task = true;
   }
   k8s::object_reference about{task_kind, t.metadata.namespace_, t.metadata.name, t.metadata.uid, api_version, "", ""};
-  for (auto& e : r.events)
-    p.steps.push_back(controller::event_step{{about, {st.cfg->component, ""}, e.type, e.reason, e.message}});
+  // The round that ends the task goes before the writes that start others (plan::closing), and
+  // its status before its Event: what waits for the task is done once the status lands.
+  const auto& before = current_status(self);
+  p.closing = r.status && r.status->phase && is_terminal(*r.status->phase) && before.phase != r.status->phase &&
+              r.creates.empty();
+  auto add_events = [&] {
+    for (auto& e : r.events)
+      p.steps.push_back(controller::event_step{{about, {st.cfg->component, ""}, e.type, e.reason, e.message}});
+  };
+  if (!p.closing)
+    add_events();
   if (r.status) {
     static const json::value none = json::object{};
     const json::value* old = t.document.find("status");
@@ -253,6 +279,8 @@ plan plan_of(task_actor* self, task_round& r) {
                                              wrote_task});
     wrote_task = true;
   }
+  if (p.closing)
+    add_events();
   for (auto& d : r.deletes)
     p.steps.push_back(controller::delete_step{ref_of(self, d.kind, d.name), d.uid, ""});
   for (auto& c : r.creates)
@@ -398,15 +426,20 @@ void run(task_actor* self) {
     give_back_pool(self, r.pool_name);
   if (!r.need_template.empty())
     ask_template(self, r.need_template);
-  ask_cache(self, r.cache);
   if (r.status && r.status->phase && current_status(self).phase != r.status->phase)
     spdlog::debug("tasks: {} is {} ({})", who(self), to_string(*r.status->phase), r.status->reason);
   auto p = plan_of(self, r);
-  if (p.steps.empty())
+  if (p.steps.empty()) {
+    ask_cache(self, r.cache);
     return;
+  }
   st.rounds.plan_sent();
-  self->request(st.tools.executor, caf::infinite, controller::run_plan{std::move(p)})
-      .then([self](plan_outcome& out) { on_outcome(self, out); });
+  // A success's outputs are in the cache before the task says Succeeded: the plan goes once the
+  // store has answered, so an identical task created after it hits.
+  ask_cache(self, r.cache, [self, p = std::move(p)]() mutable {
+    self->request(self->state.tools.executor, caf::infinite, controller::run_plan{std::move(p)})
+        .then([self](plan_outcome& out) { on_outcome(self, out); });
+  });
 }
 
 void on_task(task_actor* self, const object_event<k8s::custom_object>& ev) {
