@@ -32,6 +32,17 @@ inline engine_options local_cluster(int nodes, bool tasks) {
   return o;
 }
 
+// A client of its own on `e`'s API server, as a user's (kubectl, a workflow engine) is: what it
+// sends does not wait in the controllers' connection pool, where a burst of creates in the
+// normal lane would go before every write of the task controller (client::background_view).
+inline std::shared_ptr<client::client> user_client(const engine& e) {
+  client::config cfg;
+  cfg.server = e.url();
+  cfg.qps = 50000;
+  cfg.burst = 100000;
+  return std::make_shared<client::client>(cfg);
+}
+
 // Polls `done` every 20 ms for up to `limit`; the seconds it took, or -1.
 template <class Done>
 double seconds_until(Done done, std::chrono::seconds limit) {
