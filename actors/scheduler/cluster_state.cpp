@@ -2,6 +2,7 @@
 #include "actors/scheduler/cluster_state.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <tuple>
 
@@ -62,7 +63,7 @@ bool carve(const std::vector<cell_type_info>& types, const std::vector<int>& cou
 cluster_state::cluster_state(const cluster_model& model)
     : owner(model.tree.size(), -1), reserver(model.tree.size(), -1), bindings(model.tree),
       model_(&model), used_(model.tree.size(), 0), bad_(model.tree.size(), 0),
-      bound_at_(model.tree.size(), -1), avail_(model.tree.size(), 0),
+      bound_at_(model.tree.size(), -1), avail_(model.tree.size(), 0), barrier_(model.tree.size(), -2),
       fit_vc_(model.tree.size(), 0), fit_top_(model.tree.size(), 0) {
   const cell_tree& tree = model.tree;
   stamps_.vc.assign(model.vcs.size(), 0);
@@ -186,6 +187,7 @@ void cluster_state::set_owner(cell_id leaf, int group) {
     bindings.set_spare_path(leaf, [this](cell_id id) { return spare(id); });
   }
   leaf_changed(leaf, was);
+  refresh_barrier(leaf);
 }
 
 void cluster_state::set_reserver(cell_id leaf, int group) {
@@ -193,6 +195,23 @@ void cluster_state::set_reserver(cell_id leaf, int group) {
   const bool was = leaf_avail(leaf);
   reserver[leaf] = group;
   leaf_changed(leaf, was);
+  refresh_barrier(leaf);
+}
+
+void cluster_state::refresh_barrier(cell_id leaf) {
+  int value = -2;
+  if (priority_of) {
+    if (owner[leaf] >= 0) value = std::max(value, priority_of(owner[leaf]));
+    if (reserver[leaf] >= 0) value = std::max(value, priority_of(reserver[leaf]));
+  }
+  const cell_tree& t = tree();
+  barrier_[leaf] = value;
+  for (cell_id up = t.at(leaf).parent; up != no_cell; up = t.at(up).parent) {
+    int lowest = INT_MAX;
+    for (cell_id child : t.at(up).children) lowest = std::min(lowest, barrier_[child]);
+    if (barrier_[up] == lowest) break; // the cells above are unchanged too
+    barrier_[up] = lowest;
+  }
 }
 
 // Keeps avail_ and the best-fit indexes in step with one leaf's availability.

@@ -28,6 +28,7 @@
 #include "actors/scheduler/virtual_clusters.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -72,6 +73,15 @@ public:
   std::uint64_t avail_version() const { return avail_version_; }
   void set_owner(cell_id leaf, int group);    // -1 frees
   void set_reserver(cell_id leaf, int group); // -1 clears
+  // Which cells a preemption pass can skip (leaf_chooser): per cell, the lowest barrier among
+  // its leaves. A leaf's barrier is -2 when nobody owns or reserves it, else the highest
+  // priority of its owner and reserver (opportunistic -1), per `priority_of`. A leaf whose
+  // barrier is p or more cannot be had by a group of priority p, so neither can a cell's.
+  // Without `priority_of` every barrier stays -2 (nothing is skipped).
+  int barrier(cell_id id) const { return barrier_[id]; }
+  std::function<int(int group)> priority_of;
+  // A group's priority changed (a downgrade): call for each of its GPUs.
+  void refresh_barrier(cell_id leaf);
   int tree_rank(cell_id id) const { return bindings.tree_rank(id); }
   cell_id node_cell_of(cell_id id) const;
 
@@ -193,6 +203,7 @@ private:
   std::vector<int> bad_;
   std::vector<int> bound_at_;
   std::vector<int> avail_;
+  std::vector<int> barrier_;
   int total_avail_ = 0;
   std::uint64_t avail_version_ = 0;
   std::vector<std::map<std::string, int, std::less<>>> vc_unused_; // per VC, by leaf type; "" = all

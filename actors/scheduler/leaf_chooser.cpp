@@ -26,7 +26,8 @@ struct survey {
   counts walk(cell_id id) {
     const cell& c = state.tree().at(id);
     counts out;
-    if (req.cost_implies_avail && req.max_cost == 0 && state.avail_leaves(id) == 0) {
+    if ((req.cost_implies_avail && req.max_cost == 0 && state.avail_leaves(id) == 0) ||
+        state.barrier(id) >= req.unusable_from) {
       at[id] = out; // nothing usable below: children are never read
       return out;
     }

@@ -19,6 +19,7 @@
 
 #include "actors/scheduler/cluster_state.hpp"
 
+#include <climits>
 #include <optional>
 #include <vector>
 
@@ -58,6 +59,9 @@ struct pick_request {
   // cost(leaf) == 0 implies the leaf is free, unreserved and healthy (cluster_state's avail):
   // cells with no available leaf are skipped without asking cost for each leaf.
   bool cost_implies_avail = false;
+  // cost(leaf) >= 0 implies cluster_state::barrier(leaf) < unusable_from (a preemption pass
+  // of a group of that priority): cells whose barrier is that or more are skipped whole.
+  int unusable_from = INT_MAX;
   cost_ref cost;
   const std::vector<cell_id>* near = nullptr;
   // Optional, for the pods of one gang in turn: a survey_memo keeps what was counted under

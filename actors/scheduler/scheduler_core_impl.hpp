@@ -143,6 +143,11 @@ struct core_impl {
   explicit core_impl(cluster_model m)
       : model(std::move(m)), state(model), scratch(model.tree.size(), 0), vc_held(model.vcs.size()),
         vc_in_flight(model.vcs.size(), 0), vc_leaf_types(model.vcs.size()) {
+    // A group not registered (yet) counts as the lowest: its GPUs are never skipped.
+    state.priority_of = [this](int id) {
+      const group_entry* g = group(id);
+      return g ? g->priority() : -2;
+    };
     for (std::size_t v = 0; v < model.vcs.size(); ++v) {
       std::set<std::string> types;
       for (int index : state.vc_cells_of[v]) types.insert(state.vc_cells[index].leaf_type);

@@ -166,6 +166,10 @@ std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
       req.avoid_vc_cells = opportunistic && !physical_mode();
       req.cost = cost;
       req.cost_implies_avail = true;
+      // Only free GPUs serve a free-only pass or an opportunistic group, and a preemption pass
+      // only those free or held below the group's priority: cells of others are skipped whole.
+      if (options.shortcuts && mode != place_mode::reserve)
+        req.unusable_from = mode == place_mode::free_only || opportunistic ? -1 : prio;
       req.near = &near;
       req.memo = &memo;
       std::optional<leaf_pick> pick;
@@ -340,7 +344,10 @@ void core_impl::downgrade(group_entry& g, const std::string& reason, const std::
   g.lazy_preempted = true;
   if (g.turn) queue(g);  // its turn follows its priority
   for (const auto& s : g.slots)  // its GPUs turned preemptible for everyone
-    for (cell_id leaf : s.place.leaves) state.changed(leaf);
+    for (cell_id leaf : s.place.leaves) {
+      state.changed(leaf);
+      state.refresh_barrier(leaf);
+    }
   g.lazy_reason = reason;
   g.preemptor = by;
   g.preempted_ms = now_ms;
