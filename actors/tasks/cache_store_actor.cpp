@@ -230,18 +230,23 @@ void start(store_actor* self, operation op) {
   send_get(self, id);
 }
 
+// Every input's digest by name; the first that cannot be read is the error.
+expected<std::map<std::string, std::string>> digest_all(const std::map<std::string, std::string>& inputs,
+                                                         const input_digester& digest) {
+  std::map<std::string, std::string> out;
+  for (const auto& [name, uri] : inputs) {
+    auto d = digest(uri);
+    if (!d)
+      return error::invalid("input " + name + " (" + uri + "): " + d.err().message);
+    out[name] = std::move(*d);
+  }
+  return out;
+}
+
 caf::behavior digest_worker(caf::event_based_actor*, input_digester digest) {
   return {
       [digest](digest_job& job) {
-        std::map<std::string, std::string> out;
-        for (const auto& [name, uri] : job.inputs) {
-          auto d = digest(uri);
-          if (!d)
-            return digest_result{std::make_shared<expected<std::map<std::string, std::string>>>(
-                error::invalid("input " + name + " (" + uri + "): " + d.err().message))};
-          out[name] = *d;
-        }
-        return digest_result{std::make_shared<expected<std::map<std::string, std::string>>>(std::move(out))};
+        return digest_result{std::make_shared<expected<std::map<std::string, std::string>>>(digest_all(job.inputs, digest))};
       },
   };
 }
@@ -290,10 +295,7 @@ caf::behavior cache_store(store_actor* self, cache_store_config cfg) {
         auto inputs = req.ask.inputs;
         op.req = std::move(req);
         if (std::none_of(inputs.begin(), inputs.end(), [](const auto& in) { return reads_content(in.second); })) {
-          std::map<std::string, std::string> digests;
-          for (const auto& [name, uri] : inputs)
-            digests[name] = *digest_by_uri(uri);
-          op.key = cache_key(op.req.ask.signature, digests);
+          op.key = cache_key(op.req.ask.signature, *digest_all(inputs, digest_by_uri));
           start(self, std::move(op));
           return rp;
         }

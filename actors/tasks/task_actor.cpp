@@ -194,18 +194,16 @@ void ask_cache(task_actor* self, std::vector<cache_ask>& asks, std::function<voi
     request_round(self);
     asks.clear();
   }
-  if (writes == 0 || asks.empty()) {
-    if (then)
-      then();
-    if (asks.empty())
-      return;
-  }
-  // Counts the writes still out; the last answer runs `then`.
+  if (asks.empty())
+    writes = 0;
+  // Counts the writes still out; the last answer runs `then` (with none, it runs now).
   auto pending = std::make_shared<std::pair<std::size_t, std::function<void()>>>(writes, std::move(then));
   auto written = [pending] {
     if (pending->first > 0 && --pending->first == 0 && pending->second)
       std::exchange(pending->second, {})();
   };
+  if (writes == 0 && pending->second)
+    std::exchange(pending->second, {})();
   const auto& ns = st.task->metadata.namespace_;
   for (auto& a : asks) {
     bool write = is_write(a);

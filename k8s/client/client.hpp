@@ -21,6 +21,7 @@
 #include "k8s/error.hpp"
 #include "k8s/json/value.hpp"
 
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <memory>
@@ -42,6 +43,7 @@ enum class lane : unsigned char {
   background,  // a controller's other writes, which can wait (client::background_view)
   events,      // Events: after every other waiting request
 };
+inline constexpr std::size_t lane_count = static_cast<std::size_t>(lane::events) + 1;
 
 struct request {
   std::string method;

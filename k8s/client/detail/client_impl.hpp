@@ -88,7 +88,7 @@ struct client_impl {
   };
   std::size_t in_flight = 0;  // requests holding a slot
   // By lane (request::lane): a freed slot goes to the first waiter of the highest lane.
-  std::array<std::deque<std::shared_ptr<slot_waiter>>, 4> slot_waiters;
+  std::array<std::deque<std::shared_ptr<slot_waiter>>, lane_count> slot_waiters;
   abort_registry aborts;
   std::mt19937_64 rng;
   std::string token;
