@@ -64,6 +64,7 @@ cluster_state::cluster_state(const cluster_model& model)
     : owner(model.tree.size(), -1), reserver(model.tree.size(), -1), bindings(model.tree),
       model_(&model), used_(model.tree.size(), 0), bad_(model.tree.size(), 0),
       bound_at_(model.tree.size(), -1), avail_(model.tree.size(), 0), barrier_(model.tree.size(), -2),
+      victims_(model.tree),
       fit_vc_(model.tree.size(), 0), fit_top_(model.tree.size(), 0) {
   const cell_tree& tree = model.tree;
   stamps_.vc.assign(model.vcs.size(), 0);
@@ -206,6 +207,7 @@ void cluster_state::refresh_barrier(cell_id leaf) {
   }
   const cell_tree& t = tree();
   barrier_[leaf] = value;
+  victims_.update(leaf, value, leaf_avail(leaf), bad_[leaf] > 0);
   for (cell_id up = t.at(leaf).parent; up != no_cell; up = t.at(up).parent) {
     int lowest = INT_MAX;
     for (cell_id child : t.at(up).children) lowest = std::min(lowest, barrier_[child]);
@@ -310,6 +312,7 @@ bool cluster_state::set_health(const std::string& node, bool healthy) {
       for (cell_id up = leaf; up != no_cell; up = t.at(up).parent) bad_[up] += delta;
       bindings.set_spare_path(leaf, [this](cell_id id) { return spare(id); });
       leaf_changed(leaf, was);
+      victims_.update(leaf, barrier_[leaf], leaf_avail(leaf), bad);
     }
   };
   if (!health_reported_) {

@@ -25,6 +25,7 @@
 #pragma once
 
 #include "actors/scheduler/allocation_state.hpp"
+#include "actors/scheduler/victim_index.hpp"
 #include "actors/scheduler/virtual_clusters.hpp"
 
 #include <cstdint>
@@ -82,6 +83,11 @@ public:
   std::function<int(int group)> priority_of;
   // A group's priority changed (a downgrade): call for each of its GPUs.
   void refresh_barrier(cell_id leaf);
+  // Bounds over the buddy candidates under each cell, for the preemption search.
+  const victim_index& victims() const {
+    victims_.flush();
+    return victims_;
+  }
   int tree_rank(cell_id id) const { return bindings.tree_rank(id); }
   cell_id node_cell_of(cell_id id) const;
 
@@ -204,6 +210,7 @@ private:
   std::vector<int> bound_at_;
   std::vector<int> avail_;
   std::vector<int> barrier_;
+  mutable victim_index victims_; // flushed on read
   int total_avail_ = 0;
   std::uint64_t avail_version_ = 0;
   std::vector<std::map<std::string, int, std::less<>>> vc_unused_; // per VC, by leaf type; "" = all

@@ -139,6 +139,177 @@ void sort_tree_order(const cluster_state& state, std::vector<cell_id>& v) {
   std::sort(v.begin(), v.end(), [&](cell_id a, cell_id b) { return state.tree_rank(a) < state.tree_rank(b); });
 }
 
+// The buddy choice (rule 2) through the victim index: the same candidates and keys as the
+// survey below, but a subtree is entered only when its bounds could still beat the best cell
+// found, and a candidate's key is worked out from its own leaves (the bounds only skip).
+// The tie-breakers after the cell size (piece, closeness, ...) are worked out only on a tie.
+class indexed_search {
+public:
+  indexed_search(const cluster_state& state, const std::vector<choice_root>& roots, const pick_request& req,
+                 const proximity& closeness)
+      : state_(state), t_(state.tree()), index_(state.victims()), roots_(roots), req_(req), closeness_(closeness),
+        n_(req.leaf_count), p_(req.unusable_from), cls_(index_.class_for(req.leaf_count)) {}
+
+  // The best buddy cell and its root; nullopt when no candidate is usable. Best first: the
+  // cell with the lowest bounds is opened next, and once the lowest bounds left cannot beat
+  // the best candidate, neither can anything else.
+  std::optional<std::pair<cell_id, int>> run() {
+    if (cls_ < 0) return std::nullopt;
+    thread_local std::vector<open_cell> heap;
+    heap.clear();
+    for (std::size_t r = 0; r < roots_.size(); ++r) push(heap, roots_[r].cell, static_cast<int>(r));
+    std::make_heap(heap.begin(), heap.end(), later);
+    while (!heap.empty()) {
+      std::pop_heap(heap.begin(), heap.end(), later);
+      const open_cell top = heap.back();
+      heap.pop_back();
+      if (best_ && !promising(top.preempt, top.weight)) break;
+      if (index_.candidate(top.cell, cls_)) {
+        consider(top.cell, top.root);
+        continue;
+      }
+      for (cell_id child : t_.at(top.cell).children)
+        if (push(heap, child, top.root)) std::push_heap(heap.begin(), heap.end(), later);
+    }
+    if (!best_) return std::nullopt;
+    return std::make_pair(best_->cell, best_->root);
+  }
+
+  int preempted() const { return best_ ? best_->preempt : 0; }
+
+private:
+  struct entry {
+    cell_id cell = no_cell;
+    int root = -1;
+    int preempt = 0, weight = 0, in_vc = 0, size = 0;
+    bool tail_known = false;
+    std::tuple<int, int, int, int, int> tail; // piece, closeness, node free, new binding, tree rank
+  };
+
+  struct open_cell {
+    int preempt, weight; // lower bounds for any candidate inside
+    cell_id cell;
+    int root;
+  };
+  static bool later(const open_cell& a, const open_cell& b) {
+    return std::tie(a.preempt, a.weight, a.cell) > std::tie(b.preempt, b.weight, b.cell);
+  }
+
+  // Appends the cell unless no candidate inside could be usable or beat the best.
+  bool push(std::vector<open_cell>& heap, cell_id id, int root) const {
+    const auto b = index_.at(id, cls_);
+    if (b.top >= p_) return false;
+    const int preempt = std::max(0, n_ - b.free);
+    if (best_ && !promising(preempt, b.weight)) return false;
+    heap.push_back({preempt, b.weight, id, root});
+    return true;
+  }
+
+  bool promising(int preempt, int weight) const {
+    return preempt < best_->preempt || (preempt == best_->preempt && weight <= best_->weight);
+  }
+
+  void consider(cell_id id, int root) {
+    // Its own leaves decide: all usable, how many free, their summed cost.
+    thread_local std::vector<cell_id> stack;
+    stack.assign(1, id);
+    int free = 0, weight = 0;
+    while (!stack.empty()) {
+      const cell_id cur = stack.back();
+      stack.pop_back();
+      const auto& children = t_.at(cur).children;
+      if (!children.empty()) {
+        stack.insert(stack.end(), children.begin(), children.end());
+        continue;
+      }
+      const int cost = req_.cost(cur);
+      if (cost < 0) return;
+      free += cost == 0 ? 1 : 0;
+      weight += cost;
+    }
+    entry e;
+    e.cell = id;
+    e.root = root;
+    e.preempt = std::max(0, n_ - free);
+    e.weight = weight;
+    e.in_vc = req_.avoid_vc_cells && state_.bindings.free_leaves(id) < t_.at(id).leaf_count ? 1 : 0;
+    e.size = t_.at(id).leaf_count;
+    if (best_) {
+      const auto mine = std::tie(e.preempt, e.weight, e.in_vc, e.size);
+      const auto theirs = std::tie(best_->preempt, best_->weight, best_->in_vc, best_->size);
+      if (theirs < mine) return;
+      if (!(mine < theirs)) {
+        fill_tail(*best_);
+        fill_tail(e);
+        if (!(e.tail < best_->tail)) return;
+      }
+    }
+    best_ = e;
+  }
+
+  void fill_tail(entry& e) {
+    if (e.tail_known) return;
+    e.tail_known = true;
+    const cell_id node = state_.node_cell_of(e.cell);
+    e.tail = {piece(e.cell, roots_[static_cast<std::size_t>(e.root)].cell), closeness_.distance(e.cell),
+              node == no_cell ? 0 : t_.at(node).leaf_count - state_.used_leaves(node),
+              roots_[static_cast<std::size_t>(e.root)].new_binding ? 1 : 0, state_.tree_rank(e.cell)};
+  }
+
+  // Rule 2's "largest all-usable cell around it inside its root": the highest ancestor up to
+  // the root whose every leaf is usable (the candidate itself is).
+  int piece(cell_id id, cell_id root) {
+    int size = t_.at(id).leaf_count;
+    for (cell_id up = id; up != root;) {
+      up = t_.at(up).parent;
+      if (up == no_cell || !whole(up)) break;
+      size = t_.at(up).leaf_count;
+    }
+    return size;
+  }
+
+  bool whole(cell_id id) {
+    if (known_.size() < t_.size()) known_.resize(t_.size(), 0);
+    if (known_[id]) return known_[id] == 1;
+    bool answer = index_.own(id).top < p_;
+    if (answer) {
+      thread_local std::vector<cell_id> stack;
+      stack.assign(1, id);
+      while (answer && !stack.empty()) {
+        const cell_id cur = stack.back();
+        stack.pop_back();
+        const auto& children = t_.at(cur).children;
+        if (children.empty()) answer = req_.cost(cur) >= 0;
+        else stack.insert(stack.end(), children.begin(), children.end());
+      }
+    }
+    known_[id] = answer ? 1 : 2;
+    wholes_.push_back(id);
+    return answer;
+  }
+
+  const cluster_state& state_;
+  const cell_tree& t_;
+  const victim_index& index_;
+  const std::vector<choice_root>& roots_;
+  const pick_request& req_;
+  const proximity& closeness_;
+  const int n_, p_, cls_;
+  std::optional<entry> best_;
+  // Whole or not, per cell asked (1 / 2; 0 unknown): shared scratch, cleared by the destructor.
+  static thread_local std::vector<char> known_;
+  std::vector<cell_id> wholes_;
+
+public:
+  ~indexed_search() {
+    for (cell_id id : wholes_) known_[id] = 0;
+  }
+  indexed_search(const indexed_search&) = delete;
+  indexed_search& operator=(const indexed_search&) = delete;
+};
+
+thread_local std::vector<char> indexed_search::known_;
+
 } // namespace
 
 thread_local std::vector<char> survey_memo::valid_;
@@ -163,6 +334,24 @@ std::optional<leaf_pick> pick_leaves(const cluster_state& state, const std::vect
                                      const pick_request& req) {
   const cell_tree& t = state.tree();
   const int n = req.leaf_count;
+  if (req.victim_bounds && req.max_cost > 0 && req.unusable_from != INT_MAX) {
+    const proximity closeness(state, req.near);
+    indexed_search search(state, roots, req, closeness);
+    if (auto found = search.run()) {
+      leaf_pick pick;
+      pick.root = found->second;
+      take_usable(state, req, found->first, n, pick.leaves);
+      sort_tree_order(state, pick.leaves);
+      pick.preempted = search.preempted();
+      return pick;
+    }
+    // No buddy cell: the relaxed rule needs the survey's counts, unless no node under the
+    // roots has enough GPUs the group may use, however scattered.
+    if (std::none_of(roots.begin(), roots.end(), [&](const choice_root& r) {
+          return state.victims().may_host(r.cell, n, req.unusable_from);
+        }))
+      return std::nullopt;
+  }
   thread_local std::vector<counts> scratch;
   if (scratch.size() < state.tree().size()) scratch.resize(state.tree().size());
   survey s{state, req, scratch};

@@ -62,6 +62,13 @@ struct pick_request {
   // cost(leaf) >= 0 implies cluster_state::barrier(leaf) < unusable_from (a preemption pass
   // of a group of that priority): cells whose barrier is that or more are skipped whole.
   int unusable_from = INT_MAX;
+  // A pass that may take preemptible GPUs (max_cost > 0) with unusable_from set may search
+  // through cluster_state::victims() (victim_index.hpp), skipping subtrees whose bounds cannot
+  // beat the best cell found so far, instead of surveying every GPU under the roots. Set it
+  // when, moreover, cost(leaf) == 0 implies the leaf is available and cost(leaf) >= 1 implies
+  // cost(leaf) >= barrier(leaf) + 2 (the victim index's weight is then a lower bound). The
+  // choice is the same; only the relaxed fallback still surveys.
+  bool victim_bounds = false;
   cost_ref cost;
   const std::vector<cell_id>* near = nullptr;
   // Optional, for the pods of one gang in turn: a survey_memo keeps what was counted under

@@ -170,6 +170,8 @@ std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
       // only those free or held below the group's priority: cells of others are skipped whole.
       if (options.shortcuts && mode != place_mode::reserve)
         req.unusable_from = mode == place_mode::free_only || opportunistic ? -1 : prio;
+      // The cost below charges a victim its priority + 2 >= its barrier + 2 (victim_index.hpp).
+      req.victim_bounds = options.shortcuts && mode == place_mode::preempt;
       req.near = &near;
       req.memo = &memo;
       std::optional<leaf_pick> pick;
