@@ -74,6 +74,11 @@ public:
   proximity(const proximity&) = delete;
   proximity& operator=(const proximity&) = delete;
 
+  // Whether a cell holds one of the gang's GPUs (or is one): only then can a cell inside it
+  // be closer to them than the cell itself.
+  bool holds_near(cell_id id) const { return !ancestors_.empty() && marked_[id]; }
+  bool any() const { return !ancestors_.empty(); }
+
   int distance(cell_id candidate) const {
     if (ancestors_.empty()) return INT_MAX;
     const cell_tree& t = state_.tree();
@@ -164,6 +169,7 @@ public:
       const open_cell top = heap.back();
       heap.pop_back();
       if (best_ && !promising(top.preempt, top.weight)) break;
+      if (best_ && cannot_win_tie(top)) continue;
       if (index_.candidate(top.cell, cls_)) {
         consider(top.cell, top.root);
         continue;
@@ -188,11 +194,36 @@ private:
 
   struct open_cell {
     int preempt, weight; // lower bounds for any candidate inside
+    int rank;            // tree rank: ties open in tree order
     cell_id cell;
     int root;
   };
   static bool later(const open_cell& a, const open_cell& b) {
-    return std::tie(a.preempt, a.weight, a.cell) > std::tie(b.preempt, b.weight, b.cell);
+    return std::tie(a.preempt, a.weight, a.rank) > std::tie(b.preempt, b.weight, b.rank);
+  }
+
+  // An open cell whose bounds tie with the best candidate's (preempt, weight) can still hold a
+  // better one only through the tie-breakers; below each is its lowest value inside the cell:
+  // the class's size for the piece, the cell's own closeness unless it holds one of the
+  // gang's GPUs, its node's free GPUs at or below node level, and its tree rank (preorder).
+  bool cannot_win_tie(const open_cell& c) {
+    if (c.preempt != best_->preempt || c.weight != best_->weight) return false;
+    if (best_->in_vc != 0 || best_->size != index_.size_of(cls_)) return false;
+    fill_tail(*best_);
+    const cell& x = t_.at(c.cell);
+    int closeness = INT_MAX;
+    if (closeness_.any()) {
+      if (closeness_.holds_near(c.cell)) closeness = 0;
+      else closeness = x.node.empty() ? std::min(closeness_.distance(c.cell), INT_MAX - 1) : closeness_.distance(c.cell);
+    }
+    int node_free = 0;
+    if (!x.node.empty()) {
+      const cell_id node = state_.node_cell_of(c.cell);
+      node_free = t_.at(node).leaf_count - state_.used_leaves(node);
+    }
+    const std::tuple<int, int, int, int, int> lowest{index_.size_of(cls_), closeness, node_free,
+                                                     roots_[static_cast<std::size_t>(c.root)].new_binding ? 1 : 0, c.rank};
+    return best_->tail < lowest;
   }
 
   // Appends the cell unless no candidate inside could be usable or beat the best.
@@ -201,7 +232,7 @@ private:
     if (b.top >= p_) return false;
     const int preempt = std::max(0, n_ - b.free);
     if (best_ && !promising(preempt, b.weight)) return false;
-    heap.push_back({preempt, b.weight, id, root});
+    heap.push_back({preempt, b.weight, state_.tree_rank(id), id, root});
     return true;
   }
 

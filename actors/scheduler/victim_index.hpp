@@ -57,6 +57,8 @@ public:
     return {own_[id].top, own_[id].free, own_[id].weight};
   }
   int classes() const { return static_cast<int>(sizes_.size()); }
+  // The fewest leaves a candidate of the class holds.
+  int size_of(int cls) const { return sizes_[static_cast<std::size_t>(cls)]; }
   // False when no node-level cell in the subtree has n leaves of key below p (note 3); a cell
   // below node level answers true.
   bool may_host(cell_id id, int n, int p) const {

@@ -4,8 +4,11 @@
 // Scenarios of single placements live in scheduler_scenarios/ (buddy_*, gang_*, design_*).
 #include "actors/scheduler/allocation_state.hpp"
 #include "actors/scheduler/cell_tree.hpp"
+#include "actors/scheduler/cluster_state.hpp"
+#include "actors/scheduler/leaf_chooser.hpp"
 #include "actors/scheduler/config.hpp"
 #include "actors/scheduler/scheduler_core.hpp"
+#include "actors/scheduler/virtual_clusters.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -397,4 +400,101 @@ TEST_CASE("the first free cell holding an unused healthy cell matches a full sca
   // Both outcomes were exercised.
   CHECK(hits > 100);
   CHECK(misses > 100);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The preemption search through the victim index against the survey of every GPU, at the leaf
+// chooser: random clusters with GPUs held at random priorities, reserved, bad, or held by a
+// group the pass may not touch whatever its priority; random roots, gang GPUs already taken
+// and pod sizes. The same cell, GPUs and preemption count, or both find nothing.
+TEST_CASE("the preemption search through the victim index picks what the full survey picks",
+          "[scheduler][alloc][victims]") {
+  int picked = 0, preempting = 0, relaxed = 0, none = 0;
+  for (std::uint32_t seed = 1; seed <= 5000; ++seed) {
+    std::mt19937 rng(seed);
+    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    const std::string yaml = random_cluster(rng);
+    INFO("seed " << seed << "\n" << yaml);
+    auto model = load_cluster_model(yaml);
+    REQUIRE(model);
+    const cell_tree& tree = model->tree;
+    cluster_state state(*model);
+    // Groups 0..9: priority -1..8; group 10 belongs to another VC (never preemptible).
+    std::vector<int> priority(11);
+    for (int g = 0; g < 11; ++g) priority[static_cast<std::size_t>(g)] = g < 10 ? g - 1 : 3;
+    state.priority_of = [&](int g) { return priority[static_cast<std::size_t>(g)]; };
+    std::vector<cell_id> leaves;
+    for (cell_id id = 0; id < tree.size(); ++id)
+      if (tree.at(id).children.empty()) leaves.push_back(id);
+    for (int round = 0; round < 12; ++round) {
+      // Change a random share of the GPUs, then ask several passes.
+      for (cell_id leaf : leaves) {
+        if (pick(0, 3) != 0) continue;
+        const int what = pick(0, 9);
+        if (what < 3) state.set_owner(leaf, -1);
+        else if (what < 8) state.set_owner(leaf, pick(0, 10));
+        else state.set_reserver(leaf, what == 8 ? -1 : pick(0, 10));
+      }
+      if (pick(0, 4) == 0) {
+        const auto nodes = tree.nodes();
+        state.set_health(nodes[static_cast<std::size_t>(pick(0, int(nodes.size()) - 1))].node, pick(0, 2) != 0);
+      }
+      for (int ask = 0; ask < 8; ++ask) {
+        const int p = pick(0, 9);
+        std::vector<char> taken(tree.size(), 0);
+        std::vector<cell_id> near;
+        for (cell_id leaf : leaves)
+          if (pick(0, 9) == 0) {
+            taken[leaf] = 1;
+            near.push_back(leaf);
+          }
+        // The core's preemption cost: taken or bad or untouchable -1, free 0, else victim + 2.
+        auto cost = [&](cell_id leaf) -> int {
+          if (taken[leaf] || state.is_bad_leaf(leaf)) return -1;
+          const int o = state.owner[leaf], r = state.reserver[leaf];
+          if (o < 0 && r < 0) return 0;
+          int victim = -1;
+          for (int g : {o, r}) {
+            if (g < 0) continue;
+            if (g == 10 || priority[static_cast<std::size_t>(g)] >= p) return -1;
+            victim = std::max(victim, priority[static_cast<std::size_t>(g)]);
+          }
+          return victim + 2;
+        };
+        std::vector<choice_root> roots;
+        for (cell_id top : tree.top_cells())
+          if (pick(0, 3) != 0) roots.push_back({top, pick(0, 4) == 0});
+        if (roots.empty()) continue;
+        pick_request req;
+        req.leaf_count = pick(1, 8);
+        req.max_cost = 1;
+        req.cost = cost;
+        req.cost_implies_avail = true;
+        req.unusable_from = p;
+        req.near = &near;
+        req.victim_bounds = true;
+        const auto indexed = pick_leaves(state, roots, req);
+        req.victim_bounds = false;
+        const auto surveyed = pick_leaves(state, roots, req);
+        INFO("round " << round << " ask " << ask << " n " << req.leaf_count << " p " << p);
+        REQUIRE(indexed.has_value() == surveyed.has_value());
+        if (!surveyed) {
+          ++none;
+          continue;
+        }
+        CHECK(indexed->root == surveyed->root);
+        CHECK(indexed->leaves == surveyed->leaves);
+        CHECK(indexed->preempted == surveyed->preempted);
+        CHECK(indexed->relaxed == surveyed->relaxed);
+        ++picked;
+        preempting += surveyed->preempted > 0 ? 1 : 0;
+        relaxed += surveyed->relaxed ? 1 : 0;
+      }
+    }
+  }
+  // The draw covers every outcome.
+  CHECK(picked > 1000);
+  CHECK(preempting > 300);
+  CHECK(relaxed > 20);
+  CHECK(none > 300);
 }
