@@ -144,26 +144,49 @@ void sort_tree_order(const cluster_state& state, std::vector<cell_id>& v) {
   std::sort(v.begin(), v.end(), [&](cell_id a, cell_id b) { return state.tree_rank(a) < state.tree_rank(b); });
 }
 
+// A cell the victim index's search may open, with the bounds it opens by.
+struct open_cell {
+  int preempt, weight; // lower bounds for any candidate inside
+  int rank;            // tree rank: ties open in tree order
+  cell_id cell;
+  int root;
+};
+
 // The buddy choice (rule 2) through the victim index: the same candidates and keys as the
 // survey below, but a subtree is entered only when its bounds could still beat the best cell
 // found, and a candidate's key is worked out from its own leaves (the bounds only skip).
 // The tie-breakers after the cell size (piece, closeness, ...) are worked out only on a tie.
 class indexed_search {
 public:
-  indexed_search(const cluster_state& state, const std::vector<choice_root>& roots, const pick_request& req,
-                 const proximity& closeness)
-      : state_(state), t_(state.tree()), index_(state.victims()), roots_(roots), req_(req), closeness_(closeness),
+  indexed_search(const cluster_state& state, const std::vector<choice_root>& roots, const pick_request& req)
+      : state_(state), t_(state.tree()), index_(state.victims()), roots_(roots), req_(req),
         n_(req.leaf_count), p_(req.unusable_from), cls_(index_.class_for(req.leaf_count)) {}
 
   // The best buddy cell and its root; nullopt when no candidate is usable. Best first: the
   // cell with the lowest bounds is opened next, and once the lowest bounds left cannot beat
-  // the best candidate, neither can anything else.
+  // the best candidate, neither can anything else. The root with the lowest bounds is searched
+  // alone first: the candidate it yields usually rules out most other roots before any heap.
   std::optional<std::pair<cell_id, int>> run() {
     if (cls_ < 0) return std::nullopt;
-    thread_local std::vector<open_cell> heap;
+    thread_local std::vector<open_cell> rest, heap;
+    rest.clear();
+    for (std::size_t r = 0; r < roots_.size(); ++r) push(rest, roots_[r].cell, static_cast<int>(r));
+    if (rest.empty()) return std::nullopt;
+    const auto first = std::max_element(rest.begin(), rest.end(), later); // "later" than none: the lowest
+    heap.assign(1, *first);
+    *first = rest.back();
+    rest.pop_back();
+    drain(heap);
     heap.clear();
-    for (std::size_t r = 0; r < roots_.size(); ++r) push(heap, roots_[r].cell, static_cast<int>(r));
+    for (const open_cell& c : rest)
+      if (!best_ || (promising(c.preempt, c.weight) && !cannot_win_tie(c))) heap.push_back(c);
     std::make_heap(heap.begin(), heap.end(), later);
+    drain(heap);
+    if (!best_) return std::nullopt;
+    return std::make_pair(best_->cell, best_->root);
+  }
+
+  void drain(std::vector<open_cell>& heap) {
     while (!heap.empty()) {
       std::pop_heap(heap.begin(), heap.end(), later);
       const open_cell top = heap.back();
@@ -177,8 +200,6 @@ public:
       for (cell_id child : t_.at(top.cell).children)
         if (push(heap, child, top.root)) std::push_heap(heap.begin(), heap.end(), later);
     }
-    if (!best_) return std::nullopt;
-    return std::make_pair(best_->cell, best_->root);
   }
 
   int preempted() const { return best_ ? best_->preempt : 0; }
@@ -192,12 +213,6 @@ private:
     std::tuple<int, int, int, int, int> tail; // piece, closeness, node free, new binding, tree rank
   };
 
-  struct open_cell {
-    int preempt, weight; // lower bounds for any candidate inside
-    int rank;            // tree rank: ties open in tree order
-    cell_id cell;
-    int root;
-  };
   static bool later(const open_cell& a, const open_cell& b) {
     return std::tie(a.preempt, a.weight, a.rank) > std::tie(b.preempt, b.weight, b.rank);
   }
@@ -211,17 +226,17 @@ private:
     if (best_->in_vc != 0 || best_->size != index_.size_of(cls_)) return false;
     fill_tail(*best_);
     const cell& x = t_.at(c.cell);
-    int closeness = INT_MAX;
-    if (closeness_.any()) {
-      if (closeness_.holds_near(c.cell)) closeness = 0;
-      else closeness = x.node.empty() ? std::min(closeness_.distance(c.cell), INT_MAX - 1) : closeness_.distance(c.cell);
+    int distance = INT_MAX;
+    if (const proximity& near = closeness(); near.any()) {
+      if (near.holds_near(c.cell)) distance = 0;
+      else distance = x.node.empty() ? std::min(near.distance(c.cell), INT_MAX - 1) : near.distance(c.cell);
     }
     int node_free = 0;
     if (!x.node.empty()) {
       const cell_id node = state_.node_cell_of(c.cell);
       node_free = t_.at(node).leaf_count - state_.used_leaves(node);
     }
-    const std::tuple<int, int, int, int, int> lowest{index_.size_of(cls_), closeness, node_free,
+    const std::tuple<int, int, int, int, int> lowest{index_.size_of(cls_), distance, node_free,
                                                      roots_[static_cast<std::size_t>(c.root)].new_binding ? 1 : 0, c.rank};
     return best_->tail < lowest;
   }
@@ -282,7 +297,7 @@ private:
     if (e.tail_known) return;
     e.tail_known = true;
     const cell_id node = state_.node_cell_of(e.cell);
-    e.tail = {piece(e.cell, roots_[static_cast<std::size_t>(e.root)].cell), closeness_.distance(e.cell),
+    e.tail = {piece(e.cell, roots_[static_cast<std::size_t>(e.root)].cell), closeness().distance(e.cell),
               node == no_cell ? 0 : t_.at(node).leaf_count - state_.used_leaves(node),
               roots_[static_cast<std::size_t>(e.root)].new_binding ? 1 : 0, state_.tree_rank(e.cell)};
   }
@@ -324,7 +339,12 @@ private:
   const victim_index& index_;
   const std::vector<choice_root>& roots_;
   const pick_request& req_;
-  const proximity& closeness_;
+  // Marks the gang's GPUs' ancestors: built on the first tie, most searches have none.
+  const proximity& closeness() {
+    if (!closeness_) closeness_.emplace(state_, req_.near);
+    return *closeness_;
+  }
+  std::optional<proximity> closeness_;
   const int n_, p_, cls_;
   std::optional<entry> best_;
   // Whole or not, per cell asked (1 / 2; 0 unknown): shared scratch, cleared by the destructor.
@@ -366,8 +386,7 @@ std::optional<leaf_pick> pick_leaves(const cluster_state& state, const std::vect
   const cell_tree& t = state.tree();
   const int n = req.leaf_count;
   if (req.victim_bounds && req.max_cost > 0 && req.unusable_from != INT_MAX) {
-    const proximity closeness(state, req.near);
-    indexed_search search(state, roots, req, closeness);
+    indexed_search search(state, roots, req);
     if (auto found = search.run()) {
       leaf_pick pick;
       pick.root = found->second;
