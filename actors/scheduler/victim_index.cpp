@@ -137,7 +137,7 @@ void victim_index::update(cell_id leaf, int key, bool available, bool bad) {
   refresh_kth(leaf); // a node of one GPU
   note(tree_.at(leaf).parent);
   // Unread for long (a cluster with room never preempts): catch up before the list grows.
-  if (dirty_count_ > 4096) flush();
+  if (dirty_count_ > 512) flush();
 }
 
 void victim_index::flush() {
