@@ -72,6 +72,7 @@ cluster_state::cluster_state(const cluster_model& model)
   for (cell_id id = 0; id < tree.size(); ++id) {
     avail_[id] = tree.at(id).leaf_count;
     if (tree.at(id).children.empty()) ++total_avail_;
+    if (tree.at(id).is_node_level) nodes_with_avail_[tree.at(id).leaf_type].insert(id);
   }
   // Every cell inside a node starts whole; kinds and positions in tree order.
   std::vector<cell_id> by_rank(tree.size());
@@ -235,6 +236,11 @@ void cluster_state::leaf_changed(cell_id leaf, bool was_avail) {
     }
     avail_[up] += delta;
     if (up == leaf) total_avail_ += delta;
+    if (t.at(up).is_node_level && avail_[up] == (delta > 0 ? 1 : 0)) {
+      auto& cells = nodes_with_avail_[t.at(up).leaf_type];
+      if (delta > 0) cells.insert(up);
+      else cells.erase(up);
+    }
     if ((bound_at_[up] >= 0 || t.at(up).parent == no_cell) && (dirty_.empty() || dirty_.back() != up))
       dirty_.push_back(up);
   }

@@ -70,6 +70,14 @@ public:
   int avail_leaves(cell_id id) const { return avail_[id]; }
   // The same over the whole cluster.
   int total_avail() const { return total_avail_; }
+  // Node-level cells of a leaf type ("" = every type) with an available GPU, in no fixed
+  // order: a full cluster has few, and a wait reason counts its free slots from them.
+  template <class Fn>
+  void visit_nodes_with_avail(const std::string& leaf_type, Fn&& fn) const {
+    for (const auto& [type, cells] : nodes_with_avail_)
+      if (leaf_type.empty() || type == leaf_type)
+        for (cell_id id : cells) fn(id);
+  }
   // Changes whenever a GPU becomes available or stops being so.
   std::uint64_t avail_version() const { return avail_version_; }
   void set_owner(cell_id leaf, int group);    // -1 frees
@@ -210,6 +218,7 @@ private:
   std::vector<int> bound_at_;
   std::vector<int> avail_;
   std::vector<int> barrier_;
+  std::map<std::string, std::set<cell_id>, std::less<>> nodes_with_avail_; // by leaf type
   mutable victim_index victims_; // flushed on read
   int total_avail_ = 0;
   std::uint64_t avail_version_ = 0;

@@ -289,8 +289,9 @@ std::vector<pod_decision> scheduler_core::schedule(std::int64_t now_ms) {
   }
   // Groups with a pod still waiting for a decision, in their turn as the round starts.
   std::vector<group_entry*> order;
-  order.reserve(d.waiting.size());
-  for (const auto& [turn, g] : d.waiting) order.push_back(g);
+  const auto& waiting = d.waiting_in_turn();
+  order.reserve(waiting.size());
+  for (const auto& [turn, g] : waiting) order.push_back(g);
   d.stale.clear();
   d.touched = false;
   d.next_old_ms = std::numeric_limits<std::int64_t>::max();

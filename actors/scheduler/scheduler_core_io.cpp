@@ -34,14 +34,36 @@ bool turn_before(const std::pair<core_impl::turn_key, group_entry*>& a, const co
 void core_impl::queue(group_entry& g) {
   unqueue(g);
   g.turn.emplace(-g.priority(), g.created_ms, std::string_view(g.name));
-  waiting.emplace(std::lower_bound(waiting.begin(), waiting.end(), *g.turn, turn_before), *g.turn, &g);
+  arrivals.emplace_back(*g.turn, &g);
 }
 
 void core_impl::unqueue(group_entry& g) {
   if (!g.turn) return;
   auto it = std::lower_bound(waiting.begin(), waiting.end(), *g.turn, turn_before);
-  if (it != waiting.end() && it->second == &g) waiting.erase(it);
+  if (it != waiting.end() && it->second == &g) {
+    it->second = nullptr;
+    ++holes;
+  } else {
+    auto a = std::find_if(arrivals.begin(), arrivals.end(), [&](const auto& e) { return e.second == &g; });
+    if (a != arrivals.end()) arrivals.erase(a);
+  }
   g.turn.reset();
+}
+
+const std::vector<std::pair<core_impl::turn_key, group_entry*>>& core_impl::waiting_in_turn() {
+  if (holes > 0) {
+    waiting.erase(std::remove_if(waiting.begin(), waiting.end(), [](const auto& e) { return e.second == nullptr; }),
+                  waiting.end());
+    holes = 0;
+  }
+  if (!arrivals.empty()) {
+    std::sort(arrivals.begin(), arrivals.end());
+    const auto middle = static_cast<std::ptrdiff_t>(waiting.size());
+    waiting.insert(waiting.end(), arrivals.begin(), arrivals.end());
+    std::inplace_merge(waiting.begin(), waiting.begin() + middle, waiting.end());
+    arrivals.clear();
+  }
+  return waiting;
 }
 
 namespace {

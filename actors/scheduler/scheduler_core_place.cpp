@@ -561,18 +561,25 @@ std::string core_impl::wait_reason(const group_entry& g) const {
   return out;
 }
 
-// One pass over the node-level cells of a leaf type.
+// The node-level cells of a leaf type: their sizes once, their free GPUs from the nodes that
+// have some (a full cluster has few).
 core_impl::free_summary core_impl::count_free(const std::string& type) const {
   free_summary s;
-  for (cell_id id = 0; id < model.tree.size(); ++id) {
-    const cell& c = model.tree.at(id);
-    if (!c.is_node_level || !type_matches(type, c.leaf_type)) continue;
-    s.total += c.leaf_count;
-    s.largest = std::max(s.largest, c.leaf_count);
+  auto [size, fresh] = node_sizes.try_emplace(type);
+  if (fresh)
+    for (cell_id id = 0; id < model.tree.size(); ++id) {
+      const cell& c = model.tree.at(id);
+      if (!c.is_node_level || !type_matches(type, c.leaf_type)) continue;
+      size->second.first += c.leaf_count;
+      size->second.second = std::max(size->second.second, c.leaf_count);
+    }
+  s.total = size->second.first;
+  s.largest = size->second.second;
+  state.visit_nodes_with_avail(type, [&](cell_id id) {
     const int usable = state.avail_leaves(id);
     s.free += usable;
-    if (usable > 0) s.usable.push_back({id, usable});
-  }
+    s.usable.push_back({id, usable});
+  });
   return s;
 }
 
