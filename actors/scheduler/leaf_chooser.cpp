@@ -210,7 +210,9 @@ private:
     int root = -1;
     int preempt = 0, weight = 0, in_vc = 0, size = 0;
     bool tail_known = false;
-    std::tuple<int, int, int, int, int> tail; // piece, closeness, node free, new binding, tree rank
+    // piece, closeness, node free, new binding, tree rank, root: prospects of two virtual cell
+    // kinds can stand for overlapping physical cells, and then the earlier root wins.
+    std::tuple<int, int, int, int, int, int> tail;
   };
 
   static bool later(const open_cell& a, const open_cell& b) {
@@ -236,8 +238,9 @@ private:
       const cell_id node = state_.node_cell_of(c.cell);
       node_free = t_.at(node).leaf_count - state_.used_leaves(node);
     }
-    const std::tuple<int, int, int, int, int> lowest{index_.size_of(cls_), distance, node_free,
-                                                     roots_[static_cast<std::size_t>(c.root)].new_binding ? 1 : 0, c.rank};
+    const std::tuple<int, int, int, int, int, int> lowest{
+        index_.size_of(cls_), distance, node_free, roots_[static_cast<std::size_t>(c.root)].new_binding ? 1 : 0, c.rank,
+        c.root};
     return best_->tail < lowest;
   }
 
@@ -299,7 +302,7 @@ private:
     const cell_id node = state_.node_cell_of(e.cell);
     e.tail = {piece(e.cell, roots_[static_cast<std::size_t>(e.root)].cell), closeness().distance(e.cell),
               node == no_cell ? 0 : t_.at(node).leaf_count - state_.used_leaves(node),
-              roots_[static_cast<std::size_t>(e.root)].new_binding ? 1 : 0, state_.tree_rank(e.cell)};
+              roots_[static_cast<std::size_t>(e.root)].new_binding ? 1 : 0, state_.tree_rank(e.cell), e.root};
   }
 
   // Rule 2's "largest all-usable cell around it inside its root": the highest ancestor up to

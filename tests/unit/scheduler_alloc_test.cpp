@@ -461,9 +461,17 @@ TEST_CASE("the preemption search through the victim index picks what the full su
           }
           return victim + 2;
         };
+        // Roots may overlap, as prospects of two virtual cell kinds can: a node-level cell
+        // beside (before or after) the top that holds it. The earlier root wins a tie.
         std::vector<choice_root> roots;
         for (cell_id top : tree.top_cells())
           if (pick(0, 3) != 0) roots.push_back({top, pick(0, 4) == 0});
+        if (pick(0, 1) == 0) {
+          const auto nodes = tree.nodes();
+          const auto cells = tree.node_level_cells_of(nodes[static_cast<std::size_t>(pick(0, int(nodes.size()) - 1))].node);
+          const auto at = roots.begin() + pick(0, static_cast<int>(roots.size()));
+          roots.insert(at, {cells.front(), true});
+        }
         if (roots.empty()) continue;
         pick_request req;
         req.leaf_count = pick(1, 8);
