@@ -413,7 +413,12 @@ std::optional<leaf_pick> pick_leaves(const cluster_state& state, const std::vect
     s.walk(r.cell);
     if (req.memo) req.memo->mark(r.cell);
   }
-  const proximity closeness(state, req.near);
+  // Closeness is the sixth key: the gang's GPUs are marked only when a tie reaches it.
+  std::optional<proximity> closeness;
+  auto distance = [&](cell_id id) {
+    if (!closeness) closeness.emplace(state, req.near);
+    return closeness->distance(id);
+  };
   auto in_vc = [&](cell_id id) {
     return req.avoid_vc_cells && state.bindings.free_leaves(id) < t.at(id).leaf_count ? 1 : 0;
   };
@@ -422,8 +427,15 @@ std::optional<leaf_pick> pick_leaves(const cluster_state& state, const std::vect
     return node == no_cell ? 0 : t.at(node).leaf_count - state.used_leaves(node);
   };
 
-  using buddy_key = std::tuple<int, int, int, int, int, int, int, int, int>;
-  std::optional<buddy_key> best;
+  // The buddy key in two parts: the tail (closeness, node free, new binding, tree rank) is
+  // worked out only when the head ties with the best so far.
+  using buddy_head = std::tuple<int, int, int, int, int>;
+  using buddy_tail = std::tuple<int, int, int, int>;
+  auto tail_of = [&](cell_id id, std::size_t r) {
+    return buddy_tail{distance(id), node_free(id), roots[r].new_binding ? 1 : 0, state.tree_rank(id)};
+  };
+  std::optional<buddy_head> best;
+  std::optional<buddy_tail> best_tail;
   int best_root = -1;
   cell_id best_cell = no_cell;
   thread_local std::vector<std::pair<cell_id, int>> stack; // cell, whole-ancestor size
@@ -439,14 +451,19 @@ std::optional<leaf_pick> pick_leaves(const cluster_state& state, const std::vect
       const bool small_enough = std::none_of(c.children.begin(), c.children.end(),
                                              [&](cell_id ch) { return t.at(ch).leaf_count >= n; });
       if (k.whole && small_enough && state.node_cell_of(id) != no_cell) {
-        const buddy_key key{std::max(0, n - k.free), k.weight, in_vc(id), c.leaf_count, piece,
-                            closeness.distance(id), node_free(id), roots[r].new_binding ? 1 : 0,
-                            state.tree_rank(id)};
-        if (!best || key < *best) {
-          best = key;
-          best_root = static_cast<int>(r);
-          best_cell = id;
+        const buddy_head head{std::max(0, n - k.free), k.weight, in_vc(id), c.leaf_count, piece};
+        if (best && *best < head) continue;
+        if (best && head == *best) {
+          if (!best_tail) best_tail = tail_of(best_cell, static_cast<std::size_t>(best_root));
+          const buddy_tail tail = tail_of(id, r);
+          if (!(tail < *best_tail)) continue;
+          best_tail = tail;
+        } else {
+          best_tail.reset();
         }
+        best = head;
+        best_root = static_cast<int>(r);
+        best_cell = id;
         continue;
       }
       for (auto it = c.children.rbegin(); it != c.children.rend(); ++it) stack.push_back({*it, piece});
@@ -478,7 +495,7 @@ std::optional<leaf_pick> pick_leaves(const cluster_state& state, const std::vect
         stack.insert(stack.end(), c.children.rbegin(), c.children.rend());
         continue;
       }
-      const relaxed_key key{std::max(0, n - k.free), k.weight, in_vc(id), k.usable, closeness.distance(id),
+      const relaxed_key key{std::max(0, n - k.free), k.weight, in_vc(id), k.usable, distance(id),
                             state.tree_rank(id)};
       if (!best_relaxed || key < *best_relaxed) {
         best_relaxed = key;

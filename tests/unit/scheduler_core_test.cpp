@@ -486,7 +486,7 @@ physicalCluster:
   racks.vcs = {"va", "vb", "vc"};
   racks.max_pods = 4;
   racks.steps = 400;
-  check_against_full_search(racks, 20261127, 12);
+  check_against_full_search(racks, 20261127, 30);
 }
 
 TEST_CASE("a waiting backlog hears changed counts a few groups per round while a gang that fits binds at once",
