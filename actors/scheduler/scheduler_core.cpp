@@ -307,6 +307,16 @@ std::vector<pod_decision> scheduler_core::schedule(std::int64_t now_ms) {
       note_age();
       continue;
     }
+    if (d.told_fails_like_class(*g, now_ms)) {
+      note_age();
+      if (refreshes == 0) {
+        d.stale.push_back(g);
+        continue;
+      }
+      --refreshes;
+      d.tell(*g, d.refresh_reason(*g), out);
+      continue;
+    }
     std::string reason = d.advance(*g, nullptr, now_ms);
     note_age();
     if (g->state == group_state::pending && g->hint && g->hint->stale) {

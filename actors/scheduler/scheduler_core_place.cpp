@@ -407,19 +407,7 @@ std::string core_impl::place_group(group_entry& g, const std::set<std::string>* 
   const bool old = old_enough(g, now_ms);
   const scope_stamp at = scope_of(g);
   if (g.hint && g.hint->at == at && g.hint->old == old) return g.hint->reason;
-  if (!g.klass) {
-    std::vector<std::pair<int, int>> members;
-    for (const auto& m : g.spec.members) members.emplace_back(m.pod_number, m.leaf_cell_number);
-    g.klass.emplace(g.vc, g.priority(), g.spec.leaf_cell_type, g.spec.pinned_cell_id, std::move(members), old);
-  }
-  if (std::get<1>(*g.klass) != g.priority() || std::get<5>(*g.klass) != old || g.class_generation != failed_generation) {
-    std::get<1>(*g.klass) = g.priority();
-    std::get<5>(*g.klass) = old;
-    auto it = failed_classes.find(*g.klass);
-    g.class_failed = it == failed_classes.end() ? nullptr : &it->second;
-    g.class_generation = failed_generation;
-  }
-  if (g.class_failed && *g.class_failed == at) {
+  if (class_fails(g, at, old)) {
     // Fails like its class. Pods already told something keep it until schedule() refreshes
     // the reason within its budget (the counts in it are what changed).
     if (g.hint && g.told) {
@@ -449,6 +437,33 @@ std::string core_impl::place_group(group_entry& g, const std::set<std::string>* 
   g.class_generation = failed_generation;
   g.hint = placement_hint{at, old, reason, false};
   return reason;
+}
+
+bool core_impl::class_fails(group_entry& g, const scope_stamp& at, bool old) {
+  if (!g.klass) {
+    std::vector<std::pair<int, int>> members;
+    for (const auto& m : g.spec.members) members.emplace_back(m.pod_number, m.leaf_cell_number);
+    g.klass.emplace(g.vc, g.priority(), g.spec.leaf_cell_type, g.spec.pinned_cell_id, std::move(members), old);
+  }
+  if (std::get<1>(*g.klass) != g.priority() || std::get<5>(*g.klass) != old || g.class_generation != failed_generation) {
+    std::get<1>(*g.klass) = g.priority();
+    std::get<5>(*g.klass) = old;
+    auto it = failed_classes.find(*g.klass);
+    g.class_failed = it == failed_classes.end() ? nullptr : &it->second;
+    g.class_generation = failed_generation;
+  }
+  return g.class_failed && *g.class_failed == at;
+}
+
+bool core_impl::told_fails_like_class(group_entry& g, std::int64_t now_ms) {
+  if (!options.shortcuts || g.state != group_state::pending || !g.told || !g.hint) return false;
+  const bool old = old_enough(g, now_ms);
+  const scope_stamp at = scope_of(g);
+  if ((g.hint->at == at && g.hint->old == old) || !class_fails(g, at, old)) return false;
+  g.hint->at = at;
+  g.hint->old = old;
+  g.hint->stale = true;
+  return true;
 }
 
 std::string core_impl::search_group(group_entry& g, const std::set<std::string>* nodes, std::int64_t now_ms) {
