@@ -46,6 +46,27 @@ victim_index::victim_index(const cell_tree& tree)
     if (c.is_node_level || c.node.empty()) upper_[id] = static_cast<int>(upper++);
   }
   kth_.assign(upper * static_cast<std::size_t>(host_size_), -2);
+  // The leaves of each node-level cell, by its position in kth_ (other positions: none).
+  node_leaf_start_.assign(upper + 1, 0);
+  for (cell_id id = 0; id < tree.size(); ++id) {
+    const int pos = upper_[id];
+    if (pos >= 0 && tree.at(id).is_node_level) node_leaf_start_[static_cast<std::size_t>(pos) + 1] = tree.at(id).leaf_count;
+  }
+  for (std::size_t i = 1; i < node_leaf_start_.size(); ++i) node_leaf_start_[i] += node_leaf_start_[i - 1];
+  node_leaves_.resize(node_leaf_start_.back());
+  for (cell_id id = 0; id < tree.size(); ++id) {
+    const int pos = upper_[id];
+    if (pos < 0 || !tree.at(id).is_node_level) continue;
+    std::vector<cell_id> stack{id};
+    int next = node_leaf_start_[static_cast<std::size_t>(pos)];
+    while (!stack.empty()) {
+      const cell_id cur = stack.back();
+      stack.pop_back();
+      const auto& children = tree.at(cur).children;
+      if (children.empty()) node_leaves_[static_cast<std::size_t>(next++)] = cur;
+      else stack.insert(stack.end(), children.begin(), children.end());
+    }
+  }
   int deepest = 0;
   for (cell_id id = 0; id < tree.size(); ++id) deepest = std::max(deepest, tree.at(id).level);
   dirty_.resize(static_cast<std::size_t>(deepest) + 1);
@@ -91,22 +112,14 @@ bool victim_index::refresh_kth(cell_id id) {
   bool changed = false;
   if (const int pos = upper_[id]; pos >= 0 && host_size_ > 0) {
     int* kth = &kth_[static_cast<std::size_t>(pos) * static_cast<std::size_t>(host_size_)];
-    thread_local std::vector<int> keys;
+    std::vector<int>& keys = keys_;
     keys.assign(static_cast<std::size_t>(host_size_), INT_MAX);
     if (c.is_node_level) {
-      thread_local std::vector<cell_id> stack;
-      thread_local std::vector<int> found;
-      stack.assign(1, id);
-      found.clear();
-      while (!stack.empty()) {
-        const cell_id cur = stack.back();
-        stack.pop_back();
-        const auto& children = tree_.at(cur).children;
-        if (children.empty()) found.push_back(own_[cur].top);
-        else stack.insert(stack.end(), children.begin(), children.end());
-      }
-      std::sort(found.begin(), found.end());
-      std::copy(found.begin(), found.end(), keys.begin());
+      const auto first = node_leaves_.begin() + node_leaf_start_[static_cast<std::size_t>(pos)];
+      const auto last = node_leaves_.begin() + node_leaf_start_[static_cast<std::size_t>(pos) + 1];
+      auto out = keys.begin();
+      for (auto leaf = first; leaf != last; ++leaf, ++out) *out = own_[*leaf].top;
+      std::sort(keys.begin(), out);
     } else {
       for (cell_id child : c.children) {
         const int cpos = upper_[child];
@@ -137,7 +150,7 @@ void victim_index::update(cell_id leaf, int key, bool available, bool bad) {
   refresh_kth(leaf); // a node of one GPU
   note(tree_.at(leaf).parent);
   // Unread for long (a cluster with room never preempts): catch up before the list grows.
-  if (dirty_count_ > 512) flush();
+  if (dirty_count_ > 64) flush();
 }
 
 void victim_index::flush() {

@@ -20,8 +20,8 @@
 //     priority p may use only if its n-th lowest key is below p.
 //  4. Kept lazily: a leaf change (owner, reserver, priority, health) is noted, and the cells
 //     above the noted leaves are recomputed once each, deepest first, before the next read
-//     (flush) — a pod's eight GPUs on one node cost one pass up the tree, and a cluster that
-//     never preempts pays for the pass only every few thousand changes.
+//     (flush) — a pod's eight GPUs on one node cost one pass up the tree — or every 64 noted
+//     cells, so that a cluster that never preempts pays in small steps.
 #pragma once
 
 #include "actors/scheduler/cell_tree.hpp"
@@ -87,6 +87,9 @@ private:
   int host_size_ = 0;           // leaves of the largest node-level cell
   std::vector<int> upper_;      // per cell: position in kth_ (-1 below node level)
   std::vector<int> kth_;        // per cell at or above node level: note 3
+  std::vector<int> node_leaf_start_; // by kth_ position: where its node's leaves start in node_leaves_
+  std::vector<cell_id> node_leaves_;
+  std::vector<int> keys_;       // scratch
   std::vector<char> noted_;     // per cell: waiting in dirty_
   std::vector<std::vector<cell_id>> dirty_; // by level: cells to recompute
   std::size_t dirty_count_ = 0;
