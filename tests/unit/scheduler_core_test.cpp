@@ -3,6 +3,7 @@
 // on (no GPU handed to two live pods, no VC over its quota, everything back after deletion),
 // and against the same core without its shortcuts (counts and caches instead of searches).
 #include "actors/scheduler/scheduler_core.hpp"
+#include "tests/unit/scheduler_fixtures.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -463,18 +464,7 @@ TEST_CASE("on racks of several VCs the preemption search through the victim inde
           "[scheduler][core][random]") {
   oracle_cluster racks;
   racks.nodes = 24;
-  racks.config = R"(
-physicalCluster:
-  cellTypes:
-    V100-SWITCH: {childCellType: V100, childCellNumber: 2}
-    V100-SOCKET: {childCellType: V100-SWITCH, childCellNumber: 2}
-    V100-NODE: {childCellType: V100-SOCKET, childCellNumber: 2, isNodeLevel: true}
-    V100-RACK: {childCellType: V100-NODE, childCellNumber: 2}
-  physicalCells:
-)";
-  for (int r = 0; r < racks.nodes / 2; ++r)
-    racks.config += "  - cellType: V100-RACK\n    cellChildren: [{cellAddress: n" + std::to_string(2 * r + 1) +
-                    "}, {cellAddress: n" + std::to_string(2 * r + 2) + "}]\n";
+  racks.config = test::v100_racks(racks.nodes / 2);
   racks.config += R"(virtualClusters:
   va:
     virtualCells: [{cellType: V100-RACK, cellNumber: 3}, {cellType: V100-RACK.V100-NODE, cellNumber: 3}]

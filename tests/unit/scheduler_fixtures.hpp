@@ -1,6 +1,8 @@
 // Clusters shared by the scheduler's unit tests.
 #pragma once
 
+#include <string>
+
 namespace kozmo::scheduler::test {
 
 // The reference's V100 example: rack -> node -> socket -> switch -> 2 GPUs;
@@ -18,5 +20,22 @@ physicalCluster:
   - cellType: V100-RACK
     cellChildren: [{cellAddress: 0.0.0.3}, {cellAddress: 0.0.0.4}]
 )";
+
+// The same cell types with `racks` racks of two nodes named n1, n2, ... (physicalCluster only).
+inline std::string v100_racks(int racks) {
+  std::string y = R"(
+physicalCluster:
+  cellTypes:
+    V100-SWITCH: {childCellType: V100, childCellNumber: 2}
+    V100-SOCKET: {childCellType: V100-SWITCH, childCellNumber: 2}
+    V100-NODE: {childCellType: V100-SOCKET, childCellNumber: 2, isNodeLevel: true}
+    V100-RACK: {childCellType: V100-NODE, childCellNumber: 2}
+  physicalCells:
+)";
+  for (int r = 0; r < racks; ++r)
+    y += "  - cellType: V100-RACK\n    cellChildren: [{cellAddress: n" + std::to_string(2 * r + 1) + "}, {cellAddress: n" +
+         std::to_string(2 * r + 2) + "}]\n";
+  return y;
+}
 
 } // namespace kozmo::scheduler::test
