@@ -37,9 +37,9 @@ const cluster_model& design_model() {
 }
 
 // The reference's V100 example (cell types and racks, no VCs).
-constexpr const char* v100_cell_types = test::v100_cluster;
+const std::string& v100_cell_types = test::v100_cluster;
 
-std::string v100_with_vcs(const std::string& vcs) { return std::string(v100_cell_types) + vcs; }
+std::string v100_with_vcs(const std::string& vcs) { return v100_cell_types + vcs; }
 
 // A small two-node CT1 cluster for the validation cases.
 std::string ct1_cluster(const std::string& extra_node_children, const std::string& vcs) {
