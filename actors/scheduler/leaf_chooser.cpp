@@ -172,7 +172,8 @@ public:
     rest.clear();
     for (std::size_t r = 0; r < roots_.size(); ++r) push(rest, roots_[r].cell, static_cast<int>(r));
     if (rest.empty()) return std::nullopt;
-    const auto first = std::max_element(rest.begin(), rest.end(), later); // "later" than none: the lowest
+    // `later` orders a max-heap whose top is the lowest bound: its max_element is the lowest.
+    const auto first = std::max_element(rest.begin(), rest.end(), later);
     heap.assign(1, *first);
     *first = rest.back();
     rest.pop_back();
@@ -186,6 +187,9 @@ public:
     return std::make_pair(best_->cell, best_->root);
   }
 
+  int preempted() const { return best_ ? best_->preempt : 0; }
+
+private:
   void drain(std::vector<open_cell>& heap) {
     while (!heap.empty()) {
       std::pop_heap(heap.begin(), heap.end(), later);
@@ -202,9 +206,6 @@ public:
     }
   }
 
-  int preempted() const { return best_ ? best_->preempt : 0; }
-
-private:
   struct entry {
     cell_id cell = no_cell;
     int root = -1;
