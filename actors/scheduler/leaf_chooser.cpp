@@ -144,6 +144,13 @@ void sort_tree_order(const cluster_state& state, std::vector<cell_id>& v) {
   std::sort(v.begin(), v.end(), [&](cell_id a, cell_id b) { return state.tree_rank(a) < state.tree_rank(b); });
 }
 
+// Rule 2's "fewest free GPUs on its node": the free GPUs of the node holding a cell (0 above
+// node level).
+int node_free_gpus(const cluster_state& state, cell_id id) {
+  const cell_id node = state.node_cell_of(id);
+  return node == no_cell ? 0 : state.tree().at(node).leaf_count - state.used_leaves(node);
+}
+
 // A cell the victim index's search may open, with the bounds it opens by.
 struct open_cell {
   int preempt, weight; // lower bounds for any candidate inside
@@ -234,13 +241,8 @@ private:
       if (near.holds_near(c.cell)) distance = 0;
       else distance = x.node.empty() ? std::min(near.distance(c.cell), INT_MAX - 1) : near.distance(c.cell);
     }
-    int node_free = 0;
-    if (!x.node.empty()) {
-      const cell_id node = state_.node_cell_of(c.cell);
-      node_free = t_.at(node).leaf_count - state_.used_leaves(node);
-    }
     const std::tuple<int, int, int, int, int, int> lowest{
-        index_.size_of(cls_), distance, node_free, roots_[static_cast<std::size_t>(c.root)].new_binding ? 1 : 0, c.rank,
+        index_.size_of(cls_), distance, node_free_gpus(state_, c.cell), roots_[static_cast<std::size_t>(c.root)].new_binding ? 1 : 0, c.rank,
         c.root};
     return best_->tail < lowest;
   }
@@ -259,8 +261,8 @@ private:
     return preempt < best_->preempt || (preempt == best_->preempt && weight <= best_->weight);
   }
 
-  void consider(cell_id id, int root) {
-    // Its own leaves decide: all usable, how many free, their summed cost.
+  // The free GPUs and summed cost of a cell's leaves when every one is usable.
+  std::optional<std::pair<int, int>> usable(cell_id id) const {
     thread_local std::vector<cell_id> stack;
     stack.assign(1, id);
     int free = 0, weight = 0;
@@ -273,10 +275,17 @@ private:
         continue;
       }
       const int cost = req_.cost(cur);
-      if (cost < 0) return;
+      if (cost < 0) return std::nullopt;
       free += cost == 0 ? 1 : 0;
       weight += cost;
     }
+    return std::pair{free, weight};
+  }
+
+  void consider(cell_id id, int root) {
+    const auto counts = usable(id);
+    if (!counts) return;
+    const auto [free, weight] = *counts;
     entry e;
     e.cell = id;
     e.root = root;
@@ -300,9 +309,8 @@ private:
   void fill_tail(entry& e) {
     if (e.tail_known) return;
     e.tail_known = true;
-    const cell_id node = state_.node_cell_of(e.cell);
     e.tail = {piece(e.cell, roots_[static_cast<std::size_t>(e.root)].cell), closeness().distance(e.cell),
-              node == no_cell ? 0 : t_.at(node).leaf_count - state_.used_leaves(node),
+              node_free_gpus(state_, e.cell),
               roots_[static_cast<std::size_t>(e.root)].new_binding ? 1 : 0, state_.tree_rank(e.cell), e.root};
   }
 
@@ -321,18 +329,7 @@ private:
   bool whole(cell_id id) {
     if (known_.size() < t_.size()) known_.resize(t_.size(), 0);
     if (known_[id]) return known_[id] == 1;
-    bool answer = index_.own(id).top < p_;
-    if (answer) {
-      thread_local std::vector<cell_id> stack;
-      stack.assign(1, id);
-      while (answer && !stack.empty()) {
-        const cell_id cur = stack.back();
-        stack.pop_back();
-        const auto& children = t_.at(cur).children;
-        if (children.empty()) answer = req_.cost(cur) >= 0;
-        else stack.insert(stack.end(), children.begin(), children.end());
-      }
-    }
+    const bool answer = index_.own(id).top < p_ && usable(id);
     known_[id] = answer ? 1 : 2;
     wholes_.push_back(id);
     return answer;
@@ -423,17 +420,13 @@ std::optional<leaf_pick> pick_leaves(const cluster_state& state, const std::vect
   auto in_vc = [&](cell_id id) {
     return req.avoid_vc_cells && state.bindings.free_leaves(id) < t.at(id).leaf_count ? 1 : 0;
   };
-  auto node_free = [&](cell_id id) {
-    const cell_id node = state.node_cell_of(id);
-    return node == no_cell ? 0 : t.at(node).leaf_count - state.used_leaves(node);
-  };
 
   // The buddy key in two parts: the tail (closeness, node free, new binding, tree rank) is
   // worked out only when the head ties with the best so far.
   using buddy_head = std::tuple<int, int, int, int, int>;
   using buddy_tail = std::tuple<int, int, int, int>;
   auto tail_of = [&](cell_id id, std::size_t r) {
-    return buddy_tail{distance(id), node_free(id), roots[r].new_binding ? 1 : 0, state.tree_rank(id)};
+    return buddy_tail{distance(id), node_free_gpus(state, id), roots[r].new_binding ? 1 : 0, state.tree_rank(id)};
   };
   std::optional<buddy_head> best;
   std::optional<buddy_tail> best_tail;

@@ -407,15 +407,10 @@ std::string core_impl::place_group(group_entry& g, const std::set<std::string>* 
   const bool old = old_enough(g, now_ms);
   const scope_stamp at = scope_of(g);
   if (g.hint && g.hint->at == at && g.hint->old == old) return g.hint->reason;
+  // Fails like its class. Pods already told something keep it until schedule() refreshes the
+  // reason within its budget (the counts in it are what changed).
+  if (told_fails_like_class(g, now_ms)) return g.hint->reason;
   if (class_fails(g, at, old)) {
-    // Fails like its class. Pods already told something keep it until schedule() refreshes
-    // the reason within its budget (the counts in it are what changed).
-    if (g.hint && g.told) {
-      g.hint->at = at;
-      g.hint->old = old;
-      g.hint->stale = true;
-      return g.hint->reason;
-    }
     g.told = false;
     g.hint = placement_hint{at, old, wait_reason(g), false};
     return g.hint->reason;
