@@ -419,6 +419,7 @@ void cluster_state::bind(int index, cell_id physical) {
   (void)bindings.take(leaves, binding_name(index));
   vc_changed(c.vc);
   ++stamps_.outside;
+  ++binding_version_;
   c.bound = physical;
   bound_at_[physical] = index;
   --demand_[c.chain][c.level];
@@ -435,6 +436,7 @@ void cluster_state::unbind(int index) {
   bindings.release(binding_name(index));
   vc_changed(c.vc);
   ++stamps_.outside;
+  ++binding_version_;
   flush_index();
   vc_index_[c.vc].erase({fit_vc_[c.bound], tree_rank(c.bound), c.bound});
   ++demand_[c.chain][c.level];

@@ -190,6 +190,9 @@ public:
     std::vector<std::uint64_t> vc;
   };
   const stamps& stamp() const { return stamps_; }
+  // Counts every bind and unbind of a virtual cell (never restored): lists of bound cells
+  // kept by a caller are current while it is unchanged.
+  std::uint64_t binding_version() const { return binding_version_; }
   // A tentative placement undone: its bindings are gone again, and so is their mark.
   void restore_stamp(stamps s) { stamps_ = std::move(s); }
   // Changes the state cannot see: a group's priority (its GPUs), a VC's preemptions in flight.
@@ -249,6 +252,7 @@ private:
   bool health_reported_ = false;
   int bad_total_ = 0;
   stamps stamps_;
+  std::uint64_t binding_version_ = 0;
   std::vector<std::size_t> unbound_count_;  // per VC: its ordinary cells in unbound_
   bool doom_stale_ = false; // a health change or a release since the last refresh_doomed
 };

@@ -70,6 +70,8 @@ public:
   }
   ~proximity() {
     for (cell_id id : ancestors_) marked_[id] = 0;
+    ancestors_.clear();
+    nodes_.clear();
   }
   proximity(const proximity&) = delete;
   proximity& operator=(const proximity&) = delete;
@@ -92,13 +94,16 @@ public:
 
 private:
   const cluster_state& state_;
-  // Marks on the gang's GPUs' ancestors; shared scratch, cleared again by the destructor.
+  // Marks on the gang's GPUs' ancestors, the cells marked and the gang's nodes: shared
+  // scratch (one proximity at a time per thread), cleared again by the destructor.
   static thread_local std::vector<char> marked_;
-  std::vector<cell_id> ancestors_;
-  std::vector<const std::string*> nodes_;
+  static thread_local std::vector<cell_id> ancestors_;
+  static thread_local std::vector<const std::string*> nodes_;
 };
 
 thread_local std::vector<char> proximity::marked_;
+thread_local std::vector<cell_id> proximity::ancestors_;
+thread_local std::vector<const std::string*> proximity::nodes_;
 
 // Usable leaves of a cell, free ones first, then tree order; at most `count`. Appends in
 // tree order when every usable leaf costs the same (always so on a free-only pass).
@@ -108,6 +113,7 @@ void take_usable(const cluster_state& state, const pick_request& req, cell_id id
   thread_local std::vector<std::pair<int, cell_id>> leaves; // cost, leaf
   stack.assign(1, id);
   leaves.clear();
+  out.reserve(out.size() + static_cast<std::size_t>(count));
   bool mixed = false;
   while (!stack.empty()) {
     const cell_id cur = stack.back();
@@ -368,7 +374,10 @@ thread_local std::vector<char> survey_memo::valid_;
 
 void survey_memo::mark(cell_id root) {
   if (valid_.size() < tree_.size()) valid_.resize(tree_.size(), 0);
-  if (!valid_[root]) marked_.push_back(root);
+  if (!valid_[root]) {
+    if (marked_.capacity() == 0) marked_.reserve(64);
+    marked_.push_back(root);
+  }
   valid_[root] = 1;
 }
 

@@ -288,7 +288,8 @@ std::vector<pod_decision> scheduler_core::schedule(std::int64_t now_ms) {
     return out;
   }
   // Groups with a pod still waiting for a decision, in their turn as the round starts.
-  std::vector<group_entry*> order;
+  std::vector<group_entry*>& order = d.order_scratch;
+  order.clear();
   const auto& waiting = d.waiting_in_turn();
   order.reserve(waiting.size());
   for (const auto& [turn, g] : waiting) order.push_back(g);

@@ -145,6 +145,19 @@ struct core_impl {
   scheduler_options options;
   int next_id = 0;
   std::vector<char> scratch;       // leaves taken by the attempt in progress
+  // try_place's lists, kept between attempts so that a pass allocates nothing for them
+  // (a preemption pass lists every bound cell of the VC: hundreds).
+  std::vector<choice_root> roots_scratch;
+  std::vector<cell_id> near_scratch, touched_scratch;
+  std::vector<group_entry*> order_scratch; // schedule()'s round order
+  // A VC's bound cells of one leaf type (any type: ""), vc_cells_of order: the widest
+  // candidates of a pass, listed again only after a bind or an unbind.
+  struct bound_roots {
+    std::uint64_t version = ~std::uint64_t{0};
+    std::vector<choice_root> roots;
+  };
+  std::map<std::pair<int, std::string>, bound_roots, std::less<>> bound_roots_cache;
+  const std::vector<choice_root>& bound_roots_of(int vc, const std::string& leaf_type);
 
   explicit core_impl(cluster_model m)
       : model(std::move(m)), state(model), scratch(model.tree.size(), 0), vc_held(model.vcs.size()),

@@ -89,7 +89,8 @@ std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
   // plus prospects, 2 = every cell (only when tier 1 was cut short). Cells the gang already
   // took GPUs from in this attempt do not count toward the few: the indexes do not see them.
   constexpr std::size_t fit_candidates = 4;
-  std::vector<cell_id> touched;
+  std::vector<cell_id>& touched = touched_scratch;
+  touched.clear();
   bool truncated = false;
   auto fitting = [&](cell_id cell, std::vector<choice_root>& roots, std::size_t& fresh) {
     roots.push_back({cell, false});
@@ -130,11 +131,8 @@ std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
         return fitting(cell, roots, fresh);
       });
     } else {
-      for (int index : state.vc_cells_of[g.vc]) {
-        const vc_cell& c = state.vc_cells[index];
-        if (!c.pinned && c.bound != no_cell && type_matches(g.spec.leaf_cell_type, c.leaf_type))
-          roots.push_back({c.bound, false});
-      }
+      const auto& bound = bound_roots_of(g.vc, g.spec.leaf_cell_type);
+      roots.assign(bound.begin(), bound.end());
     }
     // A bound cell that fits beats binding a new one anyway (buddy rule: the smaller free
     // piece first), so on the hot path prospects are only worked out when none fits.
@@ -148,13 +146,17 @@ std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
 
   attempt a;
   a.before = state.stamp();
+  std::size_t pods_in_gang = 0;
+  for (const auto& member : g.spec.members) pods_in_gang += static_cast<std::size_t>(member.pod_number);
+  a.slots.reserve(pods_in_gang);
   std::vector<std::size_t> order(g.spec.members.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
     return g.spec.members[x].leaf_cell_number > g.spec.members[y].leaf_cell_number;
   });
-  std::vector<cell_id> near;
-  std::vector<choice_root> roots;
+  std::vector<cell_id>& near = near_scratch;
+  near.clear();
+  std::vector<choice_root>& roots = roots_scratch;
   survey_memo memo(tree);
   bool failed = false;
   for (std::size_t m : order) {
@@ -245,6 +247,18 @@ std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
   std::stable_sort(a.slots.begin(), a.slots.end(),
                    [](const slot& x, const slot& y) { return x.member < y.member; });
   return a;
+}
+
+const std::vector<choice_root>& core_impl::bound_roots_of(int vc, const std::string& leaf_type) {
+  bound_roots& entry = bound_roots_cache[{vc, leaf_type}];
+  if (entry.version == state.binding_version()) return entry.roots;
+  entry.version = state.binding_version();
+  entry.roots.clear();
+  for (int index : state.vc_cells_of[vc]) {
+    const vc_cell& c = state.vc_cells[index];
+    if (!c.pinned && c.bound != no_cell && type_matches(leaf_type, c.leaf_type)) entry.roots.push_back({c.bound, false});
+  }
+  return entry.roots;
 }
 
 void core_impl::undo(attempt& a) {
