@@ -102,6 +102,8 @@ void untrack(scheduler_actor* self, const std::string& uid) {
 
 // ---- pods into the core ------------------------------------------------------------------
 
+void act(scheduler_actor* self, const pod_decision& d);
+
 void admit(scheduler_actor* self, const k8s::pod& p) {
   auto& st = self->state;
   pod_ref ref{p.metadata.namespace_, p.metadata.name, p.metadata.uid};
@@ -111,6 +113,11 @@ void admit(scheduler_actor* self, const k8s::pod& p) {
   if (auto added = st.core->add_pod(*view); !added)
     return st.report->bad_spec(ref, added.err().message);
   st.report->forget(ref.uid);
+  if (auto bind = st.core->bind_placed(ref.uid)) {
+    act(self, *bind);
+    set_pods_waiting(st.core->waiting_pods());
+    return;
+  }
   queue_pass(self);
 }
 

@@ -203,7 +203,6 @@ bool scheduler_core::remove_node(std::string_view node) { return impl_->state.se
 
 status scheduler_core::add_pod(const pod_view& pod) {
   auto& d = *impl_;
-  d.touched = true;
   if (auto valid = d.validate(pod.spec); !valid) return valid.err();
   if (d.pods.count(pod.ref.uid)) return ok;
   group_entry& g = d.add_group(pod);
@@ -221,7 +220,24 @@ status scheduler_core::add_pod(const pod_view& pod) {
   ++d.undecided;
   g.told = false;
   if (!g.turn) d.queue(g);
+  d.joined.push_back(g.id);
   return ok;
+}
+
+std::optional<pod_decision> scheduler_core::bind_placed(std::string_view uid) {
+  auto& d = *impl_;
+  auto it = d.pods.find(uid);
+  if (it == d.pods.end() || it->second.decided) return std::nullopt;
+  pod_entry& p = it->second;
+  group_entry& g = d.groups.find(p.group)->second;
+  if (g.state != group_state::allocated) return std::nullopt;
+  slot* s = d.free_slot(g, p.view.spec.leaf_cell_number);
+  if (!s) return std::nullopt;
+  std::optional<std::string> group_part;
+  pod_decision out = d.bind_decision(p, g, *s, group_part);
+  if (std::all_of(g.pods.begin(), g.pods.end(), [&](const std::string& u) { return d.pods.at(u).decided; }))
+    d.unqueue(g);
+  return out;
 }
 
 status scheduler_core::recover_pod(const pod_view& pod) {
@@ -274,7 +290,7 @@ std::vector<pod_decision> scheduler_core::schedule(std::int64_t now_ms) {
   // Doomed cells worked out once for every node report and release since the last decision.
   d.state.settle();
   const std::uint64_t start = d.state.stamp().changes;
-  if (d.options.shortcuts && !d.touched && start == d.quiet_at && now_ms < d.next_old_ms) {
+  if (d.options.shortcuts && !d.touched && d.joined.empty() && start == d.quiet_at && now_ms < d.next_old_ms) {
     // Nothing happened since a round that changed nothing: every waiting group would fail as
     // it did. Only stale wait reasons are left to say, within the budget, in turn.
     std::size_t k = 0;
@@ -288,15 +304,32 @@ std::vector<pod_decision> scheduler_core::schedule(std::int64_t now_ms) {
     return out;
   }
   // Groups with a pod still waiting for a decision, in their turn as the round starts.
-  std::vector<group_entry*>& order = d.order_scratch;
-  order.clear();
-  const auto& waiting = d.waiting_in_turn();
-  order.reserve(waiting.size());
-  for (const auto& [turn, g] : waiting) order.push_back(g);
-  d.stale.clear();
+  auto& order = d.order_scratch;
+  order = d.waiting_in_turn();
+  // Nothing happened since a quiet round but pods joining groups: the others would fail as
+  // they did, so only the groups joined are examined, until one of them changes the state;
+  // from there on every group in turn, as in any round. Stale reasons stay for the rounds
+  // that catch up on them.
+  const bool joined_only = d.options.shortcuts && !d.touched && start == d.quiet_at && now_ms < d.next_old_ms;
+  auto& joined = d.joined_turns;
+  joined.clear();
+  if (joined_only) {
+    for (int id : d.joined)
+      if (const group_entry* g = d.group(id); g && g->turn) joined.push_back(*g->turn);
+    std::sort(joined.begin(), joined.end());
+  } else {
+    d.stale.clear();
+    d.next_old_ms = std::numeric_limits<std::int64_t>::max();
+  }
+  d.joined.clear();
   d.touched = false;
-  d.next_old_ms = std::numeric_limits<std::int64_t>::max();
-  for (group_entry* g : order) {
+  std::size_t next_joined = 0;
+  for (const auto& [turn, g] : order) {
+    if (joined_only && d.state.stamp().changes == start) {
+      while (next_joined < joined.size() && joined[next_joined] < turn) ++next_joined;
+      if (next_joined == joined.size()) break;
+      if (joined[next_joined] != turn) continue;
+    }
     d.state.settle();
     auto note_age = [&] {
       if (g->state == group_state::pending && d.options.reserve_after_ms > 0 && g->waiting_since_ms >= 0 &&

@@ -58,6 +58,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -172,6 +173,11 @@ public:
   status recover_pod(const pod_view& pod);
   // A waiting pod (note 4).
   status add_pod(const pod_view& pod);
+  // A pod that joins a group already placed takes one of the group's kept slots at once: its
+  // GPUs are held, so no round has to weigh it against the others (a gang's later pods do
+  // not wait behind a backlog). The bind, as schedule() would decide it; nullopt when the
+  // pod is unknown or decided, its group is not allocated, or no slot of its size is free.
+  std::optional<pod_decision> bind_placed(std::string_view uid);
   // Note 3. Unknown uid: no-op (an empty removal).
   pod_removal remove_pod(std::string_view uid);
   // A bind decided earlier has been written (Binding -> Bound).

@@ -149,7 +149,7 @@ struct core_impl {
   // (a preemption pass lists every bound cell of the VC: hundreds).
   std::vector<choice_root> roots_scratch;
   std::vector<cell_id> near_scratch, touched_scratch;
-  std::vector<group_entry*> order_scratch; // schedule()'s round order
+  std::vector<std::pair<turn_key, group_entry*>> order_scratch; // schedule()'s round order
   // A VC's bound cells of one leaf type (any type: ""), vc_cells_of order: the widest
   // candidates of a pass, listed again only after a bind or an unbind.
   struct bound_roots {
@@ -207,11 +207,16 @@ struct core_impl {
   // Groups whose stale wait reason the last schedule() left for later, in turn.
   std::vector<group_entry*> stale;
   // Quiet rounds: the state's change count after a round that changed nothing (~0: none), a
-  // pod added, removed or recovered since (or an extender call), and when the next waiting
-  // group becomes old enough to reserve.
+  // pod removed or recovered since (or an extender call), and when the next waiting group
+  // becomes old enough to reserve.
   std::uint64_t quiet_at = ~std::uint64_t{0};
   bool touched = true;
   std::int64_t next_old_ms = 0;
+  // Groups a pod joined since the last round (ids; a group may be gone since). After a quiet
+  // round only they can decide anything new: the next round examines them alone, in turn,
+  // until one of them changes the state.
+  std::vector<int> joined;
+  std::vector<turn_key> joined_turns; // schedule()'s: theirs, sorted
   // Preempting -> allocated once every victim is gone.
   bool finish_preemption(group_entry& g);
   void release_group(group_entry& g);      // frees GPUs, reservations and VC quota

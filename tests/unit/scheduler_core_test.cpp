@@ -212,6 +212,38 @@ TEST_CASE("after a restart a recreated pod of a running gang binds to its kept s
   CHECK(ds[0].leaf_indices == std::vector<int>{4, 5});
 }
 
+TEST_CASE("a pod that joins a placed gang takes its kept slot at once, the one a round would give it",
+          "[scheduler][core]") {
+  // Two cores fed alike: one binds the late pod when it joins, the other in a round.
+  auto now = load();
+  auto later = load();
+  for (auto* core : {&now, &later}) {
+    REQUIRE(core->add_pod(pod("gang", 0, "team-b", 1, 2, 3)));
+    const auto first = core->schedule(0);
+    REQUIRE(first.size() == 1);
+    REQUIRE(first[0].kind == decision_kind::bind);
+  }
+  CHECK_FALSE(now.bind_placed("nobody"));
+  CHECK_FALSE(now.bind_placed("gang-0")); // decided already
+  REQUIRE(now.add_pod(pod("alone", 0, "team-b", 1, 2)));
+  CHECK_FALSE(now.bind_placed("alone-0")); // its group is not placed: a round decides
+  REQUIRE(now.add_pod(pod("gang", 1, "team-b", 1, 2, 3)));
+  REQUIRE(later.add_pod(pod("gang", 1, "team-b", 1, 2, 3)));
+  const auto at_once = now.bind_placed("gang-1");
+  const auto round = later.schedule(1);
+  REQUIRE(at_once);
+  REQUIRE(round.size() == 1);
+  CHECK(at_once->kind == decision_kind::bind);
+  CHECK(at_once->pod.uid == "gang-1");
+  CHECK(at_once->node == round[0].node);
+  CHECK(at_once->leaf_indices == round[0].leaf_indices);
+  CHECK(at_once->annotations == round[0].annotations);
+  CHECK(now.waiting_pods() == 1); // alone-0
+  const auto next = now.schedule(1);
+  REQUIRE(next.size() == 1); // the round decides only what was left: alone-0
+  CHECK(next[0].pod.uid == "alone-0");
+}
+
 TEST_CASE("inspecting an unknown group or VC is a not-found error", "[scheduler][core]") {
   auto core = load();
   CHECK(core.inspect_group("nope").err().reason == "NotFound");
