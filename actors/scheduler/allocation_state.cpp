@@ -89,7 +89,8 @@ status allocation_state::take(const std::vector<cell_id>& leaves, std::string_vi
       return error::conflict("leaf cell '" + c.address + "' is already used by group '" +
                              user_of(leaf) + "'");
   }
-  std::vector<cell_id> sorted = leaves;
+  thread_local std::vector<cell_id> sorted;
+  sorted.assign(leaves.begin(), leaves.end());
   std::sort(sorted.begin(), sorted.end());
   if (auto twice = std::adjacent_find(sorted.begin(), sorted.end()); twice != sorted.end())
     return error::bad_request("leaf cell '" + tree_->at(*twice).address + "' is listed twice");
@@ -106,6 +107,8 @@ status allocation_state::take(const std::vector<cell_id>& leaves, std::string_vi
     }
     group_names_[static_cast<std::size_t>(it->second)] = it->first;
   }
+  auto& held = group_leaves_[static_cast<std::size_t>(it->second)];
+  held.reserve(held.size() + leaves.size());
   for (cell_id leaf : leaves) take_leaf(leaf, it->second);
   return ok;
 }

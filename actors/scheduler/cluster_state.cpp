@@ -289,9 +289,15 @@ void cluster_state::reindex(std::set<fit_key>& index, std::vector<int>& keys, ce
   const int rank = bindings.tree_rank(id);
   const int now = fit_measure(id);
   if (now == keys[id]) return;
-  index.erase({keys[id], rank, id});
+  // The same node under its new key: no allocation on a path every placement takes.
+  auto node = index.extract({keys[id], rank, id});
   keys[id] = now;
-  index.insert({now, rank, id});
+  if (node.empty()) {
+    index.insert({now, rank, id});
+    return;
+  }
+  node.value() = {now, rank, id};
+  index.insert(std::move(node));
 }
 
 cell_id cluster_state::node_cell_of(cell_id id) const {
@@ -414,7 +420,8 @@ std::optional<cell_id> cluster_state::prospect(const vc_cell& c, bool for_doom) 
 
 void cluster_state::bind(int index, cell_id physical) {
   vc_cell& c = vc_cells[index];
-  std::vector<cell_id> leaves;
+  std::vector<cell_id>& leaves = leaves_scratch_;
+  leaves.clear();
   leaves_under(tree(), physical, leaves);
   (void)bindings.take(leaves, binding_name(index));
   vc_changed(c.vc);

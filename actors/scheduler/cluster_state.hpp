@@ -253,6 +253,7 @@ private:
   int bad_total_ = 0;
   stamps stamps_;
   std::uint64_t binding_version_ = 0;
+  std::vector<cell_id> leaves_scratch_; // bind()'s
   std::vector<std::size_t> unbound_count_;  // per VC: its ordinary cells in unbound_
   bool doom_stale_ = false; // a health change or a release since the last refresh_doomed
 };

@@ -485,8 +485,10 @@ std::optional<leaf_pick> pick_leaves(const cluster_state& state, const std::vect
   using relaxed_key = std::tuple<int, int, int, int, int, int>;
   std::optional<relaxed_key> best_relaxed;
   cell_id best_node = no_cell;
+  thread_local std::vector<cell_id> relaxed_stack;
   for (std::size_t r = 0; r < roots.size(); ++r) {
-    std::vector<cell_id> stack{roots[r].cell};
+    auto& stack = relaxed_stack;
+    stack.assign(1, roots[r].cell);
     while (!stack.empty()) {
       const cell_id id = stack.back();
       stack.pop_back();

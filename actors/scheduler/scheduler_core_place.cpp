@@ -151,9 +151,10 @@ std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
   a.slots.reserve(pods_in_gang);
   std::vector<std::size_t> order(g.spec.members.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
-    return g.spec.members[x].leaf_cell_number > g.spec.members[y].leaf_cell_number;
-  });
+  if (order.size() > 1)
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+      return g.spec.members[x].leaf_cell_number > g.spec.members[y].leaf_cell_number;
+    });
   std::vector<cell_id>& near = near_scratch;
   near.clear();
   std::vector<choice_root>& roots = roots_scratch;
@@ -244,8 +245,9 @@ std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
     undo(a);
     return std::nullopt;
   }
-  std::stable_sort(a.slots.begin(), a.slots.end(),
-                   [](const slot& x, const slot& y) { return x.member < y.member; });
+  auto by_member = [](const slot& x, const slot& y) { return x.member < y.member; };
+  if (!std::is_sorted(a.slots.begin(), a.slots.end(), by_member)) // one member: sorted, no buffer
+    std::stable_sort(a.slots.begin(), a.slots.end(), by_member);
   return a;
 }
 
