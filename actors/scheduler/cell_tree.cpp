@@ -221,6 +221,10 @@ expected<cell_tree> cell_tree::build(const physical_cluster_spec& spec) {
   for (std::size_t i = 0; i < spec.physical_cells.size(); ++i) {
     if (auto st = b.add_top(spec.physical_cells[i], i); !st) return st.err();
   }
+  std::map<std::string_view, int> node_ids;
+  for (const auto& [node, ids] : b.tree.node_cells_) node_ids.emplace(node, static_cast<int>(node_ids.size()));
+  for (auto& c : b.tree.cells_)
+    if (!c.node.empty()) c.node_id = node_ids.emplace(c.node, static_cast<int>(node_ids.size())).first->second;
   return std::move(b.tree);
 }
 

@@ -40,6 +40,7 @@ struct cell {
   bool is_node_level = false;
   std::string address;     // full address, see note 2
   std::string node;        // Kubernetes node name; empty above node level
+  int node_id = -1;        // `node`'s index in the tree's nodes (sorted by name); -1 above node level
   std::vector<int> leaf_indices; // GPU indices on `node`, tree order; empty above node level
   int leaf_count = 0;      // leaves under this cell (any level)
   cell_id parent = no_cell;

@@ -64,7 +64,7 @@ public:
         marked_[up] = 1;
         ancestors_.push_back(up);
       }
-      const std::string* node = &state.tree().at(leaf).node;
+      const int node = state.tree().at(leaf).node_id;
       if (nodes_.empty() || nodes_.back() != node) nodes_.push_back(node);
     }
   }
@@ -86,9 +86,9 @@ public:
     const cell_tree& t = state_.tree();
     for (cell_id up = t.at(candidate).parent; up != no_cell; up = t.at(up).parent)
       if (marked_[up]) return t.at(up).leaf_count;
-    const std::string& node = t.at(candidate).node;
-    for (const std::string* n : nodes_)
-      if (*n == node) return INT_MAX - 1;
+    const int node = t.at(candidate).node_id;
+    for (const int n : nodes_)
+      if (n == node) return INT_MAX - 1;
     return INT_MAX;
   }
 
@@ -98,12 +98,12 @@ private:
   // scratch (one proximity at a time per thread), cleared again by the destructor.
   static thread_local std::vector<char> marked_;
   static thread_local std::vector<cell_id> ancestors_;
-  static thread_local std::vector<const std::string*> nodes_;
+  static thread_local std::vector<int> nodes_;
 };
 
 thread_local std::vector<char> proximity::marked_;
 thread_local std::vector<cell_id> proximity::ancestors_;
-thread_local std::vector<const std::string*> proximity::nodes_;
+thread_local std::vector<int> proximity::nodes_;
 
 // Usable leaves of a cell, free ones first, then tree order; at most `count`. Appends in
 // tree order when every usable leaf costs the same (always so on a free-only pass).
