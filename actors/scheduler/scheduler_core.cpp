@@ -220,7 +220,15 @@ status scheduler_core::add_pod(const pod_view& pod) {
   ++d.undecided;
   g.told = false;
   if (!g.turn) d.queue(g);
-  d.joined.push_back(g.id);
+  // Many arrivals make the next round a full one anyway; and the extender, which never runs
+  // schedule(), must not grow the list without end.
+  constexpr std::size_t joined_max = 1024;
+  if (d.joined.size() < joined_max) {
+    d.joined.push_back(g.id);
+  } else {
+    d.joined.clear();
+    d.touched = true;
+  }
   return ok;
 }
 
