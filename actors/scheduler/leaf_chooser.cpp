@@ -183,7 +183,11 @@ public:
     if (cls_ < 0) return std::nullopt;
     thread_local std::vector<open_cell> rest, heap;
     rest.clear();
-    for (std::size_t r = 0; r < roots_.size(); ++r) push(rest, roots_[r].cell, static_cast<int>(r));
+    constexpr std::size_t ahead = 8; // roots whose bounds are fetched while earlier ones are weighed
+    for (std::size_t r = 0; r < roots_.size(); ++r) {
+      if (r + ahead < roots_.size()) index_.prefetch(roots_[r + ahead].cell, cls_);
+      push(rest, roots_[r].cell, static_cast<int>(r));
+    }
     if (rest.empty()) return std::nullopt;
     // `later` orders a max-heap whose top is the lowest bound: its max_element is the lowest.
     const auto first = std::max_element(rest.begin(), rest.end(), later);

@@ -120,12 +120,13 @@ struct scheduler_core::impl : detail::core_impl {
   // nothing when the pod's last reason is unchanged.
   std::optional<pod_decision> pod_outcome(pod_entry& p, group_entry& g, const std::string& reason, bool quiet,
                                           std::optional<std::string>& group_part) {
-    auto say = [&](decision_kind kind, std::string why) -> std::optional<pod_decision> {
-      std::vector<pod_ref> victims;
+    // `victims`: a preemption's, whose pods are part of what the pod was told.
+    auto say = [&](decision_kind kind, std::string why,
+                   std::vector<pod_ref> victims = {}) -> std::optional<pod_decision> {
       std::string key = why;
-      if (kind == decision_kind::preempt) {
-        victims = victim_pods(g);
-        for (const auto& v : victims) key += "|" + v.uid;
+      for (const auto& v : victims) {
+        key += '|';
+        key += v.uid;
       }
       if (quiet && key == p.last_reason) return std::nullopt;
       p.last_reason = std::move(key);
@@ -143,21 +144,27 @@ struct scheduler_core::impl : detail::core_impl {
     }
     case group_state::preempting: {
       int gpus = 0;
-      std::set<std::string> nodes;
+      std::vector<const std::string*> nodes; // by name, once each
       for (const auto& s : g.slots) {
         gpus += static_cast<int>(s.place.leaves.size());
-        nodes.insert(s.place.node);
+        nodes.push_back(&s.place.node);
       }
+      std::sort(nodes.begin(), nodes.end(), [](const std::string* a, const std::string* b) { return *a < *b; });
+      nodes.erase(std::unique(nodes.begin(), nodes.end(), [](const std::string* a, const std::string* b) { return *a == *b; }),
+                  nodes.end());
       std::string where;
-      for (const auto& n : nodes) where += (where.empty() ? "" : ", ") + n;
+      for (const std::string* n : nodes) {
+        if (!where.empty()) where += ", ";
+        where += *n;
+      }
       if (g.reserving)
         return say(decision_kind::wait, "the gang '" + g.name + "' waited past its turn and reserves " +
                                             std::to_string(gpus) + " GPUs on " + where +
                                             "; it binds as soon as the pods running there finish");
       auto victims = victim_pods(g);
-      return say(decision_kind::preempt, "preempting " + std::to_string(victims.size()) +
-                                             " lower-priority pod(s) to free " + std::to_string(gpus) +
-                                             " GPUs on " + where + " for the gang '" + g.name + "'");
+      std::string why = "preempting " + std::to_string(victims.size()) + " lower-priority pod(s) to free " +
+                        std::to_string(gpus) + " GPUs on " + where + " for the gang '" + g.name + "'";
+      return say(decision_kind::preempt, std::move(why), std::move(victims));
     }
     case group_state::pending:
       return say(decision_kind::wait, reason);
