@@ -183,9 +183,14 @@ public:
     if (cls_ < 0) return std::nullopt;
     thread_local std::vector<open_cell> rest, heap;
     rest.clear();
-    constexpr std::size_t ahead = 8; // roots whose bounds are fetched while earlier ones are weighed
+    // Roots whose index position and rank, then bounds, are fetched while earlier ones are weighed.
+    constexpr std::size_t far = 16, near = 8;
     for (std::size_t r = 0; r < roots_.size(); ++r) {
-      if (r + ahead < roots_.size()) index_.prefetch(roots_[r + ahead].cell, cls_);
+      if (r + far < roots_.size()) {
+        index_.prefetch_position(roots_[r + far].cell);
+        state_.bindings.prefetch_rank(roots_[r + far].cell);
+      }
+      if (r + near < roots_.size()) index_.prefetch(roots_[r + near].cell, cls_);
       push(rest, roots_[r].cell, static_cast<int>(r));
     }
     if (rest.empty()) return std::nullopt;
