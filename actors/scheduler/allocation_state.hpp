@@ -88,6 +88,7 @@ public:
   cell_id first_spare_under(cell_id id, int inner_level) const;
   // Position of a cell in a preorder walk of the forest: the "tree order" of notes and tests.
   int tree_rank(cell_id id) const { return rank_[id]; }
+  // Asks the cache for tree_rank(id) ahead of a scan that reads it for many cells.
   void prefetch_rank(cell_id id) const { __builtin_prefetch(&rank_[id]); }
 
   // Marks leaves as used by `group`. Errors (nothing changed): a cell that is not a leaf, a
