@@ -319,8 +319,11 @@ std::vector<pod_decision> scheduler_core::schedule(std::int64_t now_ms) {
     return out;
   }
   // Groups with a pod still waiting for a decision, in their turn as the round starts.
-  auto& order = d.order_scratch;
-  order = d.waiting_in_turn();
+  // `waiting` keeps its order and keys through the round (a removal only clears an entry's group).
+  const auto& waiting = d.waiting_in_turn();
+  std::vector<group_entry*>& order = d.order_scratch;
+  order.resize(waiting.size());
+  for (std::size_t i = 0; i < waiting.size(); ++i) order[i] = waiting[i].second;
   // Nothing happened since a quiet round but pods joining groups: the others would fail as
   // they did, so only the groups joined are examined, until one of them changes the state;
   // from there on every group in turn, as in any round. Stale reasons stay for the rounds
@@ -339,8 +342,10 @@ std::vector<pod_decision> scheduler_core::schedule(std::int64_t now_ms) {
   d.joined.clear();
   d.touched = false;
   std::size_t next_joined = 0;
-  for (const auto& [turn, g] : order) {
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    group_entry* g = order[i];
     if (joined_only && d.state.stamp().changes == start) {
+      const auto& turn = waiting[i].first;
       while (next_joined < joined.size() && joined[next_joined] < turn) ++next_joined;
       if (next_joined == joined.size()) break;
       if (joined[next_joined] != turn) continue;

@@ -149,7 +149,7 @@ struct core_impl {
   // (a preemption pass lists every bound cell of the VC: hundreds).
   std::vector<choice_root> roots_scratch;
   std::vector<cell_id> near_scratch, touched_scratch;
-  std::vector<std::pair<turn_key, group_entry*>> order_scratch; // schedule()'s round order
+  std::vector<group_entry*> order_scratch; // schedule()'s round order
   // A VC's bound cells of one leaf type (any type: ""), vc_cells_of order: the widest
   // candidates of a pass, listed again only after a bind or an unbind.
   struct bound_roots {
