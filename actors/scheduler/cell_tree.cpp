@@ -251,20 +251,17 @@ std::vector<cell_id> cell_tree::node_level_cells_of(std::string_view node) const
 
 std::vector<cell_id> cell_tree::leaf_cells_of(std::string_view node) const {
   std::vector<cell_id> leaves;
-  std::vector<cell_id> stack;
-  for (auto top : node_level_cells_of(node)) {
-    stack.assign(1, top);
-    while (!stack.empty()) {
-      const auto id = stack.back();
-      stack.pop_back();
-      if (cells_[id].children.empty()) {
-        leaves.push_back(id);
-        continue;
-      }
-      stack.insert(stack.end(), cells_[id].children.rbegin(), cells_[id].children.rend());
-    }
-  }
+  for (auto top : node_level_cells_of(node)) append_leaves(top, leaves);
   return leaves;
+}
+
+void cell_tree::append_leaves(cell_id id, std::vector<cell_id>& out) const {
+  const cell& c = cells_.at(id);
+  if (c.children.empty()) {
+    out.push_back(id);
+    return;
+  }
+  for (cell_id child : c.children) append_leaves(child, out);
 }
 
 std::vector<std::string> cell_tree::chains() const {

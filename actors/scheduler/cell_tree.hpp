@@ -83,6 +83,8 @@ public:
   std::vector<node_leaves> nodes() const;
   // Leaf cells of a node, all chains, physicalCells order then tree order; empty if unknown.
   std::vector<cell_id> leaf_cells_of(std::string_view node) const;
+  // Appends the leaf cells under `id` (itself when a leaf), tree order.
+  void append_leaves(cell_id id, std::vector<cell_id>& out) const;
   // Node-level cells on a node (several when the node carries several chains).
   std::vector<cell_id> node_level_cells_of(std::string_view node) const;
   // The chain (top-level cell type) of a cell.

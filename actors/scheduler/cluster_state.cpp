@@ -9,15 +9,6 @@
 namespace kozmo::scheduler {
 namespace {
 
-void leaves_under(const cell_tree& tree, cell_id id, std::vector<cell_id>& out) {
-  const cell& c = tree.at(id);
-  if (c.children.empty()) {
-    out.push_back(id);
-    return;
-  }
-  for (cell_id child : c.children) leaves_under(tree, child, out);
-}
-
 void cells_at_level(const cell_tree& tree, cell_id id, int level, std::vector<cell_id>& out) {
   const cell& c = tree.at(id);
   if (c.level == level) {
@@ -160,7 +151,7 @@ cluster_state::cluster_state(const cluster_model& model)
     if (tree.at(id).pinned_id.empty()) continue;
     if (std::find(pinned_used.begin(), pinned_used.end(), id) != pinned_used.end()) continue;
     std::vector<cell_id> leaves;
-    leaves_under(tree, id, leaves);
+    tree.append_leaves(id, leaves);
     (void)bindings.take(leaves, "pinned/" + tree.at(id).pinned_id);
   }
 }
@@ -422,7 +413,7 @@ void cluster_state::bind(int index, cell_id physical) {
   vc_cell& c = vc_cells[index];
   std::vector<cell_id>& leaves = leaves_scratch_;
   leaves.clear();
-  leaves_under(tree(), physical, leaves);
+  tree().append_leaves(physical, leaves);
   (void)bindings.take(leaves, binding_name(index));
   vc_changed(c.vc);
   ++stamps_.outside;

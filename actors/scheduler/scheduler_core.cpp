@@ -250,8 +250,7 @@ std::optional<pod_decision> scheduler_core::bind_placed(std::string_view uid) {
   if (!s) return std::nullopt;
   std::optional<std::string> group_part;
   pod_decision out = d.bind_decision(p, g, *s, group_part);
-  if (std::all_of(g.pods.begin(), g.pods.end(), [&](const std::string& u) { return d.pods.at(u).decided; }))
-    d.unqueue(g);
+  d.unqueue_if_decided(g);
   return out;
 }
 
@@ -305,7 +304,9 @@ std::vector<pod_decision> scheduler_core::schedule(std::int64_t now_ms) {
   // Doomed cells worked out once for every node report and release since the last decision.
   d.state.settle();
   const std::uint64_t start = d.state.stamp().changes;
-  if (d.options.shortcuts && !d.touched && d.joined.empty() && start == d.quiet_at && now_ms < d.next_old_ms) {
+  // Since a round that changed nothing, nothing happened but (maybe) pods joining groups.
+  const bool quiet_since = d.options.shortcuts && !d.touched && start == d.quiet_at && now_ms < d.next_old_ms;
+  if (quiet_since && d.joined.empty()) {
     // Nothing happened since a round that changed nothing: every waiting group would fail as
     // it did. Only stale wait reasons are left to say, within the budget, in turn.
     std::size_t k = 0;
@@ -328,7 +329,7 @@ std::vector<pod_decision> scheduler_core::schedule(std::int64_t now_ms) {
   // they did, so only the groups joined are examined, until one of them changes the state;
   // from there on every group in turn, as in any round. Stale reasons stay for the rounds
   // that catch up on them.
-  const bool joined_only = d.options.shortcuts && !d.touched && start == d.quiet_at && now_ms < d.next_old_ms;
+  const bool joined_only = quiet_since;
   auto& joined = d.joined_turns;
   joined.clear();
   if (joined_only) {
@@ -416,8 +417,7 @@ pod_decision scheduler_core::schedule_one(std::string_view uid, const std::vecto
     reason += " (only kube-scheduler's " + std::to_string(nodes.size()) + " suggested node(s) considered)";
   auto dec = d.pod_outcome(p, g, reason, false, group_part);
   g.told = false;
-  if (std::all_of(g.pods.begin(), g.pods.end(), [&](const std::string& u) { return d.pods.at(u).decided; }))
-    d.unqueue(g);
+  d.unqueue_if_decided(g);
   return dec ? std::move(*dec) : out;
 }
 

@@ -7,6 +7,7 @@
 #include "actors/scheduler/leaf_chooser.hpp"
 #include "actors/scheduler/scheduler_core.hpp"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -216,6 +217,10 @@ struct core_impl {
   // round only they can decide anything new: the next round examines them alone, in turn,
   // until one of them changes the state.
   std::vector<int> joined;
+  // Out of the waiting order once every pod of the group present has its decision.
+  void unqueue_if_decided(group_entry& g) {
+    if (std::all_of(g.pods.begin(), g.pods.end(), [&](const std::string& u) { return pods.at(u).decided; })) unqueue(g);
+  }
   std::vector<turn_key> joined_turns; // schedule()'s: theirs, sorted
   // Preempting -> allocated once every victim is gone.
   bool finish_preemption(group_entry& g);

@@ -46,27 +46,16 @@ victim_index::victim_index(const cell_tree& tree)
     if (c.is_node_level || c.node.empty()) upper_[id] = static_cast<int>(upper++);
   }
   kth_.assign(upper * static_cast<std::size_t>(host_size_), -2);
-  // The leaves of each node-level cell, by its position in kth_ (other positions: none).
+  // The leaves of each node-level cell, by its position in kth_ (other positions: none;
+  // positions follow cell ids, so the starts only grow).
   node_leaf_start_.assign(upper + 1, 0);
   for (cell_id id = 0; id < tree.size(); ++id) {
     const int pos = upper_[id];
-    if (pos >= 0 && tree.at(id).is_node_level) node_leaf_start_[static_cast<std::size_t>(pos) + 1] = tree.at(id).leaf_count;
+    if (pos < 0) continue;
+    node_leaf_start_[static_cast<std::size_t>(pos)] = static_cast<int>(node_leaves_.size());
+    if (tree.at(id).is_node_level) tree.append_leaves(id, node_leaves_);
   }
-  for (std::size_t i = 1; i < node_leaf_start_.size(); ++i) node_leaf_start_[i] += node_leaf_start_[i - 1];
-  node_leaves_.resize(node_leaf_start_.back());
-  for (cell_id id = 0; id < tree.size(); ++id) {
-    const int pos = upper_[id];
-    if (pos < 0 || !tree.at(id).is_node_level) continue;
-    std::vector<cell_id> stack{id};
-    int next = node_leaf_start_[static_cast<std::size_t>(pos)];
-    while (!stack.empty()) {
-      const cell_id cur = stack.back();
-      stack.pop_back();
-      const auto& children = tree.at(cur).children;
-      if (children.empty()) node_leaves_[static_cast<std::size_t>(next++)] = cur;
-      else stack.insert(stack.end(), children.begin(), children.end());
-    }
-  }
+  node_leaf_start_[upper] = static_cast<int>(node_leaves_.size());
   int deepest = 0;
   for (cell_id id = 0; id < tree.size(); ++id) deepest = std::max(deepest, tree.at(id).level);
   dirty_.resize(static_cast<std::size_t>(deepest) + 1);
