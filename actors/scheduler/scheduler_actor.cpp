@@ -19,6 +19,7 @@
 #include <optional>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 namespace kozmo::scheduler {
 namespace {
@@ -39,7 +40,7 @@ struct scheduler_state {
   int unsynced = 2;
   bool ready = false;
   std::vector<std::function<void()>> deferred;
-  std::map<std::string, pod_ptr> pods_at_start;   // by uid
+  std::unordered_map<std::string, pod_ptr> pods_at_start; // by uid (sorted oldest first when used)
   std::map<std::string, node_ptr> nodes_at_start;  // by name
 
   std::optional<pod_reporter> report;
@@ -50,7 +51,7 @@ struct scheduler_state {
 
   // With a derived configuration (cfg.derived): what a rebuild of the core starts from.
   std::map<std::string, node_ptr> nodes;                 // by name
-  std::map<std::string, pod_ptr> known_pods;             // by uid: bound by us, or waiting
+  std::unordered_map<std::string, pod_ptr> known_pods;   // by uid: bound by us, or waiting
   std::map<std::string, pod_decision> binding;           // by uid: bind sent, not yet seen bound
   bool rebuild_queued = false;
 };
@@ -408,9 +409,9 @@ inspect_reply inspect(scheduler_actor* self, const std::string& path) {
   return {a.status, std::move(a.body)};
 }
 
-template <class T, class Apply>
-void on_watch_event(scheduler_actor* self, std::map<std::string, std::shared_ptr<const T>>& buffer,
-                    const object_event<T>& ev, const std::string& key, Apply apply) {
+template <class T, class Buffer, class Apply>
+void on_watch_event(scheduler_actor* self, Buffer& buffer, const object_event<T>& ev, const std::string& key,
+                    Apply apply) {
   if (self->state.ready)
     return apply();
   if (ev.type == watch::event_type::deleted)
