@@ -173,7 +173,7 @@ static int map_to_vc(core_impl& d, const group_entry& g, const slot& s, const st
       best_cell = a;
     }
     // Nothing later can replace a cell of the preassigned type: a restart with 10,000 groups
-    // scanned all 5,000 cells of a derived VC for each (half of the recovery's time).
+    // scanned all 5,000 cells of a derived VC for each node's first pod (half of the recovery).
     if (st.vc_cells[best].qualified_type == preassigned) break;
   }
   if (best >= 0) st.bind(best, best_cell);
