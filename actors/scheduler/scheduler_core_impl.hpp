@@ -135,6 +135,10 @@ struct core_impl {
   std::size_t holes = 0;
   void queue(group_entry& g);    // into `waiting` (again, after its priority changed)
   void unqueue(group_entry& g);
+  // Out of the waiting order once every pod of the group present has its decision.
+  void unqueue_if_decided(group_entry& g) {
+    if (std::all_of(g.pods.begin(), g.pods.end(), [&](const std::string& u) { return pods.at(u).decided; })) unqueue(g);
+  }
   const std::vector<std::pair<turn_key, group_entry*>>& waiting_in_turn();
   std::size_t undecided = 0;     // pods without a bind decision
   std::size_t placed = 0;        // groups not pending
@@ -217,10 +221,6 @@ struct core_impl {
   // round only they can decide anything new: the next round examines them alone, in turn,
   // until one of them changes the state.
   std::vector<int> joined;
-  // Out of the waiting order once every pod of the group present has its decision.
-  void unqueue_if_decided(group_entry& g) {
-    if (std::all_of(g.pods.begin(), g.pods.end(), [&](const std::string& u) { return pods.at(u).decided; })) unqueue(g);
-  }
   std::vector<turn_key> joined_turns; // schedule()'s: theirs, sorted
   // Preempting -> allocated once every victim is gone.
   bool finish_preemption(group_entry& g);
