@@ -57,7 +57,9 @@ WAIT_TIMEOUT=${WAIT_TIMEOUT:-1200}
 source "$REPO/tests/conformance/lib.sh"
 conformance_init head-to-head
 conformance_find_tools "$REPO"
-conformance_make_rundir kozmo-head-to-head --show-logs kozmo-controller.log kozmo-controller-2.log kube-scheduler.log kube-apiserver.log
+RESTARTS=${RESTARTS:-3}
+conformance_make_rundir kozmo-head-to-head --show-logs kozmo-controller.log \
+  $(for r in $(seq 1 "$RESTARTS"); do echo "kozmo-controller-restart-$r.log"; done) kube-scheduler.log kube-apiserver.log
 
 # Arithmetic on epoch seconds: calc 'b - a' a=1.5 b=2
 calc() {
@@ -281,7 +283,6 @@ kill9_controller() {
     sleep 0.01
   done
 }
-RESTARTS=${RESTARTS:-3}
 R_READY_ALL=() R_BIND_ALL=() L_DEC_ALL=() L_RAW_ALL=() L_RV0_ALL=() L_PAGED_ALL=()
 for round in $(seq 1 "$RESTARTS"); do
   log "restart $round/$RESTARTS: kill -9 of the controller (pid $CTRL_PID), the same command again, a new pod"
