@@ -13,12 +13,14 @@
 //       wall-clock times (epoch seconds) of the first bind seen and of the COUNT-th
 //   bind_bench pod KUBECONFIG NS NAME SCHEDULER [TIMEOUT_S]
 //       creates one one-GPU pod and prints the epoch seconds when it was created and bound
-//   bind_bench list KUBECONFIG [REPEAT]
+//   bind_bench list KUBECONFIG [REPEAT] [FIELD_SELECTOR]
 //       GET /api/v1/pods (every namespace, unpaged) REPEAT times, raw bytes and decoded through
-//       the client; then the GPUs requested per node by the bound pods (overcommit check)
+//       the client; then the GPUs requested per node by the bound pods (overcommit check). With
+//       FIELD_SELECTOR also the LIST of the pods it selects, decoded (consistent and from the
+//       watch cache)
 //
 // Lines meant for the script start with a keyword ("best", "first", "done", "created", "bound",
-// "list-raw", "list-decoded", "overcommit"); the rest is for people.
+// "list-raw", "list-decoded", "list-selected", "overcommit"); the rest is for people.
 #include "k8s/client/client.hpp"
 #include "k8s/json/value.hpp"
 
@@ -433,10 +435,10 @@ int cmd_pod(const std::string& kc, const std::string& ns, const std::string& nam
   return 0;
 }
 
-int cmd_list(const std::string& kc, int repeat) {
+int cmd_list(const std::string& kc, int repeat, const std::string& selector) {
   auto cli = make_client(kc, 4);
-  std::vector<double> raw_ms, dec_ms, paged_ms, cache_ms;
-  std::size_t bytes = 0, items = 0;
+  std::vector<double> raw_ms, dec_ms, paged_ms, cache_ms, sel_ms, sel_cache_ms;
+  std::size_t bytes = 0, items = 0, sel_items = 0;
   expected<json::value> last = error{"not listed"};
   for (int i = 0; i < repeat; ++i) {
     auto t = steady::now();
@@ -467,11 +469,28 @@ int cmd_list(const std::string& kc, int repeat) {
       std::fprintf(stderr, "bind_bench: list pods: %s\n", (!paged ? paged.err() : cached.err()).message.c_str());
       return 1;
     }
+    if (selector.empty())
+      continue;
+    // The pods a controller that follows only these lists (consistent, then from the cache).
+    t = steady::now();
+    auto selected = cli->list({"", "v1", "pods", "", "", ""}, {.field_selector = selector});
+    sel_ms.push_back(seconds_since(t) * 1000);
+    t = steady::now();
+    auto sel_cached = cli->list({"", "v1", "pods", "", "", ""}, {.field_selector = selector, .resource_version = "0"});
+    sel_cache_ms.push_back(seconds_since(t) * 1000);
+    if (!selected || !sel_cached) {
+      std::fprintf(stderr, "bind_bench: list pods %s: %s\n", selector.c_str(),
+                   (!selected ? selected.err() : sel_cached.err()).message.c_str());
+      return 1;
+    }
+    sel_items = selected->find("items")->as_array().size();
   }
   std::sort(raw_ms.begin(), raw_ms.end());
   std::sort(dec_ms.begin(), dec_ms.end());
   std::sort(paged_ms.begin(), paged_ms.end());
   std::sort(cache_ms.begin(), cache_ms.end());
+  std::sort(sel_ms.begin(), sel_ms.end());
+  std::sort(sel_cache_ms.begin(), sel_cache_ms.end());
   auto all = [](const std::vector<double>& v) {
     std::string s;
     for (double x : v)
@@ -482,6 +501,10 @@ int cmd_list(const std::string& kc, int repeat) {
   std::printf("list-decoded %.1f %zu   (ms min, pods; all ms:%s)\n", dec_ms.front(), items, all(dec_ms).c_str());
   std::printf("list-paged %.1f   (ms min, decoded, pages of 500; all ms:%s)\n", paged_ms.front(), all(paged_ms).c_str());
   std::printf("list-rv0 %.1f   (ms min, decoded, resourceVersion=0; all ms:%s)\n", cache_ms.front(), all(cache_ms).c_str());
+  if (!selector.empty())
+    std::printf("list-selected %.1f %zu %.1f   (ms min, pods, ms min from the watch cache; %s, decoded; all ms:%s; from the cache:%s)\n",
+                sel_ms.front(), sel_items, sel_cache_ms.front(), selector.c_str(), all(sel_ms).c_str(),
+                all(sel_cache_ms).c_str());
   // GPUs requested per node by the bound pods: all of them, and those bound by Kozmo (with
   // HiveD's bind-info annotation) alone.
   std::map<std::string, long> gpus, kozmo_gpus;
@@ -526,7 +549,7 @@ int usage() {
                        "       bind_bench bind KC NS CONC[,CONC...]\n"
                        "       bind_bench wait KC NS COUNT [TIMEOUT_S]\n"
                        "       bind_bench pod KC NS NAME SCHEDULER [TIMEOUT_S]\n"
-                       "       bind_bench list KC [REPEAT]\n");
+                       "       bind_bench list KC [REPEAT] [FIELD_SELECTOR]\n");
   return 2;
 }
 
@@ -559,6 +582,6 @@ int main(int argc, char** argv) {
   if (cmd == "pod" && argc >= 6)
     return cmd_pod(kc, argv[3], argv[4], argv[5], argc > 6 ? std::atoi(argv[6]) : 600);
   if (cmd == "list" && argc >= 3)
-    return cmd_list(kc, argc > 3 ? std::atoi(argv[3]) : 3);
+    return cmd_list(kc, argc > 3 ? std::atoi(argv[3]) : 3, argc > 4 ? argv[4] : "");
   return usage();
 }

@@ -3,6 +3,7 @@
 // configuration error is reported, naming the field, before anything is written.
 #include "runtime/local_mode.hpp"
 
+#include "k8s/model/selector.hpp"
 #include "runtime/config_file.hpp"
 #include "runtime/engine.hpp"
 #include "runtime/logging.hpp"
@@ -45,6 +46,10 @@ int run_controller(const controller_options& opts) {
   }
   eo.training = opts.training;
   eo.tasks = opts.tasks;
+  // The scheduler alone, binding itself, looks only at its own pods (spec.schedulerName is
+  // immutable, so none enters or leaves the selection): a cluster's other pods are not listed.
+  if (opts.scheduler && !opts.training && !opts.tasks && eo.extender_address.empty())
+    eo.pods_field_selector = "spec.schedulerName=" + k8s::escape_field_value(eo.scheduler_name);
   eo.task_platform = std::move(config->tasks);
   eo.metrics_address = opts.metrics_bind_address == "0" ? "" : opts.metrics_bind_address;
   eo.probe_address = opts.health_probe_bind_address == "0" ? "" : opts.health_probe_bind_address;

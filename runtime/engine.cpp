@@ -380,6 +380,7 @@ struct engine::impl {
     if (!pods_watch) {
       watch::watch_config pods;
       pods.resource = {"", "v1", "pods", "", "", ""};
+      pods.field_selector = opts.pods_field_selector;
       pods_watch = watch::spawn_watch<k8s::pod>(*sys, cli, pods);
       actors.push_back(pods_watch);
     }

@@ -76,6 +76,12 @@ struct engine_options {
   // cluster's GPU nodes when the scheduler starts (runtime/hived_shape.hpp: shape_from_nodes).
   bool scheduler_from_nodes = false;
   std::string scheduler_name = "kozmo";
+  // A field selector for the pods watch the actors share ("" = every pod). Only for hosts whose
+  // parts follow just those pods: `kozmo controller --enable scheduler` (direct mode) sets
+  // spec.schedulerName=<scheduler_name>, the only pods its scheduler looks at, so a cluster's
+  // other pods are neither listed at start nor held in memory. The training and task
+  // controllers, the binder, the kubelets and the quota controller need every pod.
+  std::string pods_field_selector;
   // The training-job controller (every kind of actors/training/job_model.cpp). With
   // the embedded server, the CRDs of deploy/crds (embedded at build time) are installed first.
   bool training = false;
@@ -138,7 +144,8 @@ public:
   // The scheduler actor (messages/scheduler_messages.hpp); invalid when not running.
   caf::actor scheduler() const;
   // The pods watch the actors share (actors/watch): a host that wants to follow pods
-  // subscribes to it instead of opening a second watch and cache. Invalid when not running.
+  // subscribes to it instead of opening a second watch and cache (it holds the pods of
+  // engine_options::pods_field_selector). Invalid when not running.
   caf::actor pods_watch() const;
 
 private:

@@ -78,7 +78,11 @@ struct watch_state {
 
   std::string what() const {
     const auto& r = cfg.resource;
-    return (r.group.empty() ? "" : r.group + "/") + r.resource + (r.ns.empty() ? "" : " in " + r.ns);
+    std::string selected = cfg.label_selector;
+    if (!cfg.field_selector.empty())
+      selected += (selected.empty() ? "" : ",") + cfg.field_selector;
+    return (r.group.empty() ? "" : r.group + "/") + r.resource + (r.ns.empty() ? "" : " in " + r.ns) +
+           (selected.empty() ? "" : " (" + selected + ")");
   }
 };
 

@@ -51,7 +51,9 @@ expected<std::string> unescape_value(std::string_view s) {
   return out;
 }
 
-std::string escape_value(std::string_view s) {
+} // namespace
+
+std::string escape_field_value(std::string_view s) {
   std::string out;
   for (char c : s) {
     if (c == '\\' || c == ',' || c == '=')
@@ -60,8 +62,6 @@ std::string escape_value(std::string_view s) {
   }
   return out;
 }
-
-} // namespace
 
 expected<field_selector> field_selector::parse(std::string_view text) {
   auto terms = split_terms(text);
@@ -125,7 +125,7 @@ std::string field_selector::to_string() const {
       out += ",";
     out += requirements_[i].field;
     out += requirements_[i].op == field_operator::not_equals ? "!=" : "=";
-    out += escape_value(requirements_[i].value);
+    out += escape_field_value(requirements_[i].value);
   }
   return out;
 }

@@ -118,6 +118,9 @@ private:
   std::vector<field_requirement> requirements_;
 };
 
+// A value written into a field selector: `\`, `,` and `=` escaped with a backslash.
+std::string escape_field_value(std::string_view value);
+
 // Kubernetes name validation, with Kubernetes' messages (empty vector = valid).
 std::vector<std::string> validate_qualified_name(std::string_view name); // label keys
 std::vector<std::string> validate_label_value(std::string_view value);

@@ -36,6 +36,9 @@ expect_fail "an unknown --enable part is refused" "unknown part \"gpus\"" "$KOZM
 expect_fail "no Lease was written by the refused starts" "NotFound|not found" \
   k -n kozmo-system get lease kozmo-controller
 
+# A pod for another scheduler: the scheduler alone (--enable scheduler) does not even list it.
+gpu_pod bystander "" 1 | sed 's/schedulerName: kozmo/schedulerName: default-scheduler/' | k apply -f - >/dev/null
+
 cat >"$WORK/config.yaml" <<EOF
 leaderElection:
   leaseDuration: 4s
@@ -70,6 +73,10 @@ expect "the leader's kozmo_leader_election_leading is 1" "^kozmo_leader_election
 expect "the standby's is 0" "^kozmo_leader_election_leading 0" curl -sf "http://127.0.0.1:$STANDBY_METRICS/metrics"
 expect "the leader derived the scheduler's configuration from the GPU nodes" "derived from 2 GPU node" \
   cat "$WORK/kozmo-$LEADER.log"
+
+expect "the scheduler alone lists only its own pods (not another scheduler's)" \
+  "watch=pods \(spec.schedulerName=kozmo\) listed 0 objects" cat "$WORK/kozmo-$LEADER.log"
+k delete pod bystander --grace-period=0 --force >/dev/null 2>&1
 
 expect "/readyz answers ok on the standby too" "^ok$" curl -sf "http://127.0.0.1:$((BASE + 3))/readyz"
 expect "/healthz answers ok" "^ok$" curl -sf "http://127.0.0.1:$((BASE + 1))/healthz"

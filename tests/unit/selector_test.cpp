@@ -4,6 +4,7 @@
 
 #include <array>
 
+using kozmo::k8s::escape_field_value;
 using kozmo::k8s::field_selector;
 using kozmo::k8s::label_selector;
 using kozmo::k8s::selector_operator;
@@ -187,6 +188,15 @@ TEST_CASE("field selector values unescape \\, \\= and \\\\ and print escaped and
   CHECK(sel->requirements()[1].value == R"(a,b=c\d)");
   CHECK(sel->to_string() == R"(involvedObject.uid=u1,metadata.name=a\,b\=c\\d)");
   CHECK(field_selector::parse("")->empty());
+}
+
+TEST_CASE("a value escaped for a field selector parses back to itself") {
+  std::string name = R"(sched,uler=a\b)";
+  auto sel = field_selector::parse("spec.schedulerName=" + escape_field_value(name));
+  REQUIRE(sel.has_value());
+  REQUIRE(sel->requirements().size() == 1);
+  CHECK(sel->requirements()[0].value == name);
+  CHECK(escape_field_value("kozmo") == "kozmo");
 }
 
 TEST_CASE("malformed field selectors fail with kube-apiserver's wording") {
