@@ -60,10 +60,11 @@ struct target {
 
   client::resource_ref pods(const std::string& name = {}) const { return {"", "v1", "pods", ns, name, ""}; }
 
-  void create_pod(const std::string& name, const std::string& label = "a") {
+  void create_pod(const std::string& name, const std::string& label = "a",
+                  const std::string& scheduler = "default-scheduler") {
     auto body = json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
-                            R"(","labels":{"group":")" + label +
-                            R"("}},"spec":{"containers":[{"name":"c","image":"busybox"}]}})");
+                            R"(","labels":{"group":")" + label + R"("}},"spec":{"schedulerName":")" + scheduler +
+                            R"(","containers":[{"name":"c","image":"busybox"}]}})");
     REQUIRE(body.has_value());
     auto r = cli->create(pods(), *body);
     INFO(name << ": " << (r ? "" : r.err().message));
@@ -189,6 +190,32 @@ TEST_CASE("a subscription by label delivers only matching pods, and a pod leavin
     REQUIRE(t.cli->patch(t.pods("red-1"), client::patch_type::merge, patch).has_value());
     CHECK(converge(self, v, {}));
     CHECK(v.duplicates == 0);
+    caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
+  }
+}
+
+TEST_CASE("a watch with a field selector on spec.schedulerName lists and follows only that scheduler's pods") {
+  target t;
+  t.create_pod("ours-1", "a", "kozmo-test");
+  t.create_pod("theirs-1");
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  {
+    caf::scoped_actor self{sys};
+    watch::watch_config wc;
+    wc.resource = t.pods();
+    wc.field_selector = "spec.schedulerName=kozmo-test";
+    auto w = watch::spawn_watch<k8s::pod>(sys, t.cli, wc);
+    self->send(w, atoms::subscribe_atom::value, watch::index_kind::all, std::string(), caf::actor_cast<caf::actor>(self));
+    view v;
+    CHECK(converge(self, v, {{"ours-1", t.server_state().at("ours-1")}}));
+    t.create_pod("theirs-2");
+    t.create_pod("ours-2", "a", "kozmo-test");
+    t.remove_pod("theirs-1");
+    auto state = t.server_state();
+    CHECK(converge(self, v, {{"ours-1", state.at("ours-1")}, {"ours-2", state.at("ours-2")}}));
+    CHECK(v.duplicates == 0);
+    CHECK(stats_of(self, w).objects == 2); // the other scheduler's pods are not even held
     caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
   }
 }
