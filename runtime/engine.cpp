@@ -23,6 +23,7 @@
 #include "k8s/apiserver/server.hpp"
 #include "k8s/client/client.hpp"
 #include "k8s/json/yaml.hpp"
+#include "k8s/model/selector.hpp"
 #include "messages/atoms.hpp"
 #include "messages/scheduler_messages.hpp"
 #include "runtime/actor_setup.hpp"
@@ -548,6 +549,10 @@ status engine::start() {
   auto& d = *impl_;
   if (d.started)
     return ok;
+  if (!d.opts.pods_field_selector.empty()) {
+    if (auto sel = k8s::field_selector::parse(d.opts.pods_field_selector); !sel)
+      return error::bad_request("pods_field_selector: " + sel.err().message);
+  }
   if (auto st = d.connect(); !st)
     return st;
   if (d.opts.leader_election.enabled) {

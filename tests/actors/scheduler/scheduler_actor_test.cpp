@@ -200,6 +200,25 @@ TEST_CASE("a gang of four 2-GPU pods is bound as a whole, each pod under one swi
   check_switch_pairs(second);
 }
 
+TEST_CASE("with the pods watch narrowed to the scheduler's pods a gang is bound as before; a malformed selector stops the start") {
+  auto o = options(1, 8);
+  o.pods_field_selector = "spec.schedulerName=kozmo";
+  local_cluster c(o);
+  c.create_gang("narrow", 2, 2, "forever");
+  for (int i = 0; i < 2; ++i) {
+    auto p = c.wait_pod("narrow-" + std::to_string(i), is_bound);
+    REQUIRE(is_bound(p));
+    CHECK_FALSE(annotation(p, "hivedscheduler.microsoft.com/pod-bind-info").empty());
+  }
+
+  auto bad = options(1, 8);
+  bad.pods_field_selector = "spec.schedulerName";
+  engine e(bad);
+  auto st = e.start();
+  REQUIRE_FALSE(st.has_value());
+  CHECK_THAT(st.err().message, Catch::Contains("pods_field_selector") && Catch::Contains("spec.schedulerName"));
+}
+
 TEST_CASE("a gang that cannot fit waits unbound with PodScheduled=False and a reason, and holds no GPU") {
   local_cluster c(options(1, 8));
   c.create_gang("too-big", 2, 8, "forever");
