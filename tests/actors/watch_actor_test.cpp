@@ -134,6 +134,14 @@ bool converge(caf::scoped_actor& self, view& v, const std::map<std::string, std:
   return v.items == want;
 }
 
+// A watch of the target's pods (those `field_selector` selects, when given).
+caf::actor spawn_pods_watch(caf::actor_system& sys, const target& t, std::string field_selector = {}) {
+  watch::watch_config wc;
+  wc.resource = t.pods();
+  wc.field_selector = std::move(field_selector);
+  return watch::spawn_watch<k8s::pod>(sys, t.cli, wc);
+}
+
 watch_stats stats_of(caf::scoped_actor& self, const caf::actor& w) {
   watch_stats out;
   self->request(w, 5s, atoms::stats_atom::value).receive([&](watch_stats& s) { out = s; }, [](caf::error&) {});
@@ -150,9 +158,7 @@ TEST_CASE("a subscriber sees every pod that exists and every change after it sub
   caf::actor_system sys{cfg};
   {
     caf::scoped_actor self{sys};
-    watch::watch_config wc;
-    wc.resource = t.pods();
-    auto w = watch::spawn_watch<k8s::pod>(sys, t.cli, wc);
+    auto w = spawn_pods_watch(sys, t);
     self->request(w, 10s, atoms::synced_atom::value).receive([](caf::ok_atom) {}, [](caf::error& e) {
       FAIL("watch never synced: " << caf::to_string(e));
     });
@@ -177,9 +183,7 @@ TEST_CASE("a subscription by label delivers only matching pods, and a pod leavin
   caf::actor_system sys{cfg};
   {
     caf::scoped_actor self{sys};
-    watch::watch_config wc;
-    wc.resource = t.pods();
-    auto w = watch::spawn_watch<k8s::pod>(sys, t.cli, wc);
+    auto w = spawn_pods_watch(sys, t);
     self->send(w, atoms::subscribe_atom::value, watch::index_kind::label, std::string("group=red"),
                caf::actor_cast<caf::actor>(self));
     view v;
@@ -202,10 +206,7 @@ TEST_CASE("a watch with a field selector on spec.schedulerName lists and follows
   caf::actor_system sys{cfg};
   {
     caf::scoped_actor self{sys};
-    watch::watch_config wc;
-    wc.resource = t.pods();
-    wc.field_selector = "spec.schedulerName=kozmo-test";
-    auto w = watch::spawn_watch<k8s::pod>(sys, t.cli, wc);
+    auto w = spawn_pods_watch(sys, t, "spec.schedulerName=kozmo-test");
     self->send(w, atoms::subscribe_atom::value, watch::index_kind::all, std::string(), caf::actor_cast<caf::actor>(self));
     view v;
     CHECK(converge(self, v, {{"ours-1", t.server_state().at("ours-1")}}));
