@@ -1,6 +1,7 @@
 // The client side of the head-to-head bench (bench/controller_head_to_head.sh): creates the
 // objects, measures the API server's bare binding ceiling, watches a namespace until its pods
-// are bound, times one pod's bind and a bare LIST of every pod. Prints figures, asserts nothing.
+// are bound, times one pod's bind and bare LISTs (every pod, and those a field selector picks).
+// Prints figures, asserts nothing.
 //
 //   bind_bench setup KUBECONFIG NODES PODS NS:SCHEDULER...
 //       NODES Nodes gpu-node-I (8 GPUs, Ready) and, in each NS, PODS pending one-GPU pods p-NNNNN

@@ -306,7 +306,7 @@ for round in $(seq 1 "$RESTARTS"); do
   R_BIND_ALL+=("$([ -n "$R_BOUND" ] && calc 'b - a' a="$R_T0" b="$R_BOUND" || echo -)")
   printf '%s\n' "restart${round}_launch $R_T0" "restart${round}_ready $R_READY" "restart${round}_pod_bound $R_BOUND" >>"$RUNDIR/times.txt"
   kill9_controller # stopped during the LIST; the next round starts it again on the same bound pods
-  log "bare LIST of every pod (controller stopped)"
+  log "bare LISTs of the controller's pods and of every pod (controller stopped)"
   "$BENCH" list "$KC" 1 spec.schedulerName=kozmo | tee "$RUNDIR/list-$round.out" || bad "bind_bench lists the pods" "$(cat "$RUNDIR/list-$round.out")"
   L_SEL_ALL+=("$(awk '/^list-selected/ { print $2 / 1000 }' "$RUNDIR/list-$round.out")")
   L_SEL_RV0_ALL+=("$(awk '/^list-selected/ { print $4 / 1000 }' "$RUNDIR/list-$round.out")")

@@ -37,7 +37,9 @@ expect_fail "no Lease was written by the refused starts" "NotFound|not found" \
   k -n kozmo-system get lease kozmo-controller
 
 # A pod for another scheduler: the scheduler alone (--enable scheduler) does not even list it.
-gpu_pod bystander "" 1 | sed 's/schedulerName: kozmo/schedulerName: default-scheduler/' | k apply -f - >/dev/null
+gpu_pod bystander "" 1 | sed 's/schedulerName: kozmo/schedulerName: default-scheduler/' >"$WORK/bystander.yaml"
+expect "a pod for another scheduler exists before the controllers start" "pod/bystander created" \
+  k apply -f "$WORK/bystander.yaml"
 
 cat >"$WORK/config.yaml" <<EOF
 leaderElection:
