@@ -1,17 +1,30 @@
 #include "runtime/actor_setup.hpp"
 
+#include "runtime/cpu_budget.hpp"
+
 #include <caf/actor_system_config.hpp>
 
-#include <algorithm>
-#include <thread>
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
 
 namespace kozmo::runtime {
 
-void tune_scheduler(caf::actor_system_config& cfg) {
-  unsigned cores = std::max(2u, std::thread::hardware_concurrency());
-  cfg.set("scheduler.max-threads", static_cast<int>(cores));
+expected<unsigned> tune_scheduler(caf::actor_system_config& cfg, int requested) {
+  auto budget = current_cpu_budget();
+  auto workers = worker_count(requested, std::getenv("KOZMO_WORKERS"), budget);
+  if (!workers)
+    return workers;
+  if (budget.quota)
+    spdlog::info("actors: {} worker thread(s); this process may use {} CPU(s): {} in its affinity mask, a quota of "
+                 "{:.2f} ({})", *workers, budget.workers, budget.affinity, *budget.quota, budget.quota_from);
+  else
+    spdlog::info("actors: {} worker thread(s); this process may use {} CPU(s) (its affinity mask, no cgroup quota)",
+                 *workers, budget.workers);
+  cfg.set("scheduler.max-threads", static_cast<int>(*workers));
   cfg.set("work-stealing.moderate-poll-attempts", 1);
   cfg.set("work-stealing.aggressive-poll-attempts", 20);
+  return workers;
 }
 
 } // namespace kozmo::runtime

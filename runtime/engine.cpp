@@ -564,7 +564,11 @@ status engine::start() {
     return st;
   }
   d.cfg = std::make_unique<caf::actor_system_config>();
-  runtime::tune_scheduler(*d.cfg);
+  if (auto workers = runtime::tune_scheduler(*d.cfg, d.opts.workers); !workers) {
+    d.stop_http();
+    d.cfg.reset();
+    return workers.err();
+  }
   d.sys = std::make_unique<caf::actor_system>(*d.cfg);
   d.started = true;
   if (!d.opts.leader_election.enabled) {

@@ -90,6 +90,9 @@ struct engine_options {
   // settings. With the embedded server, the CRDs of deploy/crds are installed first.
   bool tasks = false;
   tasks::platform_config task_platform;
+  // Actor worker threads; 0 = $KOZMO_WORKERS when set, else one per CPU this process may use
+  // (its affinity mask capped by a cgroup CPU quota: runtime/cpu_budget.hpp).
+  int workers = 0;
   double client_qps = 0;        // 0 = the client's default (or a loopback-sized one when embedded)
   int client_burst = 0;         // 0 = twice client_qps
   leader_election_options leader_election;

@@ -64,7 +64,8 @@ int run_extender(const extender_cli_options& opts) {
   auto cli = std::make_shared<client::client>(*ccfg);
 
   caf::actor_system_config sys_cfg;
-  tune_scheduler(sys_cfg);
+  if (auto workers = tune_scheduler(sys_cfg); !workers)
+    return fail(workers.err().message);
   int rc = 0;
   {
     caf::actor_system sys{sys_cfg};
