@@ -216,6 +216,9 @@ cpu_budget current_cpu_budget() {
 }
 
 expected<unsigned> worker_count(int requested, const char* env_value, const cpu_budget& budget) {
+  if (requested < 0 || requested > 1024)
+    return error::bad_request("workers: want 0 (one per CPU this process may use) or a whole number up to 1024, got " +
+                              std::to_string(requested));
   if (requested > 0)
     return static_cast<unsigned>(requested);
   if (env_value && *env_value) {

@@ -553,6 +553,10 @@ status engine::start() {
     if (auto sel = k8s::field_selector::parse(d.opts.pods_field_selector); !sel)
       return error::bad_request("pods_field_selector: " + sel.err().message);
   }
+  // Before anything connects: a bad worker count ($KOZMO_WORKERS) is a configuration error.
+  d.cfg = std::make_unique<caf::actor_system_config>();
+  if (auto workers = runtime::tune_scheduler(*d.cfg, d.opts.workers); !workers)
+    return workers.err();
   if (auto st = d.connect(); !st)
     return st;
   if (d.opts.leader_election.enabled) {
@@ -562,12 +566,6 @@ status engine::start() {
   if (auto st = d.serve_http(); !st) {
     d.stop_http();
     return st;
-  }
-  d.cfg = std::make_unique<caf::actor_system_config>();
-  if (auto workers = runtime::tune_scheduler(*d.cfg, d.opts.workers); !workers) {
-    d.stop_http();
-    d.cfg.reset();
-    return workers.err();
   }
   d.sys = std::make_unique<caf::actor_system>(*d.cfg);
   d.started = true;

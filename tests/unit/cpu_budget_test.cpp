@@ -118,6 +118,9 @@ TEST_CASE("the worker count: a host's request, then KOZMO_WORKERS, then the budg
   CHECK(*worker_count(0, "", b) == 2);
   CHECK(*worker_count(0, "6", b) == 6);
   CHECK(*worker_count(3, "6", b) == 3);
+  auto negative = worker_count(-1, "6", b);
+  REQUIRE_FALSE(negative);
+  CHECK_THAT(negative.err().message, Catch::Contains("workers") && Catch::Contains("-1"));
   for (const char* bad : {"0", "-2", "two", "4x", "5000"}) {
     auto w = worker_count(0, bad, b);
     REQUIRE_FALSE(w);
