@@ -1,12 +1,12 @@
 #include "runtime/cpu_budget.hpp"
 
+#include "runtime/config_file.hpp"
+
 #include <sched.h>
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <vector>
 
 namespace kozmo::runtime {
@@ -84,13 +84,10 @@ bool has_item(std::string_view list, std::string_view item) {
   }
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in)
-    return {};
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+// A cgroup file's text; "" when it cannot be read (absent: no limit there).
+std::string text_of(const std::string& path) {
+  auto text = read_file(path);
+  return text ? std::move(*text) : std::string();
 }
 
 struct mount {
@@ -191,17 +188,17 @@ cpu_budget budget_from(unsigned affinity, const cgroup_sources& src) {
     std::string path(trim(line.substr(c2 + 1)));
     if (id == "0" && controllers.empty() && m.v2) {
       for (const auto& dir : dirs_up(*m.v2, path, src.fs_prefix))
-        keep_tighter(b, parse_cpu_max(read_file(dir + "/cpu.max")), dir + "/cpu.max");
+        keep_tighter(b, parse_cpu_max(text_of(dir + "/cpu.max")), dir + "/cpu.max");
       continue;
     }
     if (has_item(controllers, "cpu") && m.v1_cpu)
       for (const auto& dir : dirs_up(*m.v1_cpu, path, src.fs_prefix))
-        keep_tighter(b, parse_cfs_quota(read_file(dir + "/cpu.cfs_quota_us"), read_file(dir + "/cpu.cfs_period_us")),
+        keep_tighter(b, parse_cfs_quota(text_of(dir + "/cpu.cfs_quota_us"), text_of(dir + "/cpu.cfs_period_us")),
                      dir + "/cpu.cfs_quota_us");
   }
   unsigned workers = b.affinity;
   if (b.quota)
-    workers = std::min(workers, static_cast<unsigned>(std::ceil(*b.quota - 1e-9)));
+    workers = std::min(workers, static_cast<unsigned>(std::ceil(*b.quota)));
   b.workers = std::max(1u, workers);
   return b;
 }
@@ -212,7 +209,7 @@ cpu_budget current_cpu_budget() {
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof(set), &set) == 0)
     affinity = static_cast<unsigned>(std::max(1, CPU_COUNT(&set)));
-  return budget_from(affinity, {read_file("/proc/self/cgroup"), read_file("/proc/self/mountinfo"), ""});
+  return budget_from(affinity, {text_of("/proc/self/cgroup"), text_of("/proc/self/mountinfo"), ""});
 }
 
 expected<unsigned> worker_count(int requested, const char* env_value, const cpu_budget& budget) {
