@@ -132,12 +132,16 @@ status parse_scheduler(const json::value& v, scheduler_section& out, const std::
       if (!name)
         return name.err();
       out.scheduler_name = *name;
+    } else if (key == "countOtherPods") {
+      if (!val.is_bool())
+        return error::bad_request("scheduler.countOtherPods: must be true or false");
+      out.count_other_pods = val.as_bool();
     } else if (key == "extender") {
       if (auto st = parse_extender(val, out.extender, base_dir); !st)
         return st;
     } else {
       return error::bad_request("scheduler." + key + ": unknown key (known: " +
-                                known_keys({"config", "configFile", "schedulerName", "extender"}) + ")");
+                                known_keys({"config", "configFile", "schedulerName", "countOtherPods", "extender"}) + ")");
     }
   }
   if (inline_given && v.find("configFile"))

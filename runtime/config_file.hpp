@@ -4,6 +4,8 @@
 //                   configuration" lists every key with its default)
 //   scheduler:      config (HiveD's configuration inline, as a map) or configFile (its path);
 //                   schedulerName (default kozmo). Neither: derived from the GPU nodes.
+//                   countOtherPods (default true): GPUs that other schedulers' pods hold
+//                   on a node are not given to ours.
 //                   extender: serve kube-scheduler's extender verbs instead of scheduling
 //                   directly (bindAddress; certFile, keyFile, clientCAFile; insecure)
 //   client:         qps, burst: the API client's rate limit
@@ -37,6 +39,7 @@ struct extender_section {
 struct scheduler_section {
   std::string config_text;   // HiveD YAML, from `config` (inline) or read from `configFile`
   std::string scheduler_name = "kozmo";
+  bool count_other_pods = true; // countOtherPods: GPUs other schedulers' pods hold are taken
   extender_section extender;
 };
 

@@ -37,6 +37,7 @@ int run_controller(const controller_options& opts) {
     eo.scheduler_config = config->scheduler.config_text;
     eo.scheduler_from_nodes = config->scheduler.config_text.empty();
     eo.scheduler_name = config->scheduler.scheduler_name;
+    eo.count_other_pods = config->scheduler.count_other_pods;
     const auto& ext = config->scheduler.extender;
     eo.extender_address = ext.bind_address;
     eo.extender_cert_pem = ext.cert_pem;

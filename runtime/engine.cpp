@@ -205,6 +205,7 @@ struct engine::impl {
   caf::actor scheduler;
   caf::actor pods_watch;
   caf::actor nodes_watch;
+  caf::actor other_pods_watch; // the scheduler's view of other schedulers' pods (count_other_pods)
   caf::actor recorder; // every actor's Events go through it
   caf::actor elector;  // with leader election
   std::shared_ptr<local_backend> http;
@@ -385,6 +386,15 @@ struct engine::impl {
       pods_watch = watch::spawn_watch<k8s::pod>(*sys, cli, pods);
       actors.push_back(pods_watch);
     }
+    if (run_scheduler() && opts.extender_address.empty() && opts.count_other_pods &&
+        !opts.pods_field_selector.empty() && !other_pods_watch) {
+      watch::watch_config others;
+      others.resource = {"", "v1", "pods", "", "", ""};
+      others.field_selector = "spec.schedulerName!=" + k8s::escape_field_value(opts.scheduler_name) +
+                              ",spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed";
+      other_pods_watch = watch::spawn_watch<k8s::pod>(*sys, cli, others);
+      actors.push_back(other_pods_watch);
+    }
     if (need_nodes_watch() && !nodes_watch) {
       watch::watch_config nodes;
       nodes.resource = {"", "v1", "nodes", "", "", ""};
@@ -516,6 +526,8 @@ struct engine::impl {
           }};
     }
     sc.scheduler_name = opts.scheduler_name;
+    sc.count_other_pods = opts.count_other_pods;
+    sc.other_pods_watch = other_pods_watch;
     sc.recorder = recorder;
     auto ready = std::make_shared<std::atomic<bool>>(false);
     sc.on_ready = [ready] { ready->store(true); };

@@ -82,6 +82,12 @@ struct engine_options {
   // other pods are neither listed at start nor held in memory. The training and task
   // controllers, the binder, the kubelets and the quota controller need every pod.
   std::string pods_field_selector;
+  // The scheduler (direct mode) counts the GPUs that pods of other schedulers hold on its nodes
+  // as taken, so that it never gives a GPU the kubelet has already given (scheduler_core.hpp
+  // note 8). With pods_field_selector set, those pods come from a watch of their own: the
+  // bound pods whose spec.schedulerName is not scheduler_name and that have not finished.
+  // False: not counted (GPU nodes that only this scheduler places pods on).
+  bool count_other_pods = true;
   // The training-job controller (every kind of actors/training/job_model.cpp). With
   // the embedded server, the CRDs of deploy/crds (embedded at build time) are installed first.
   bool training = false;

@@ -140,6 +140,7 @@ int run_local(const local_options& opts) {
   eo.demo = opts.demo;
   eo.training = true; // every training job kind; their CRDs are installed at start
   eo.tasks = true;    // TaskExecution, ResourcePool
+  eo.count_other_pods = config->scheduler.count_other_pods;
   eo.task_platform = std::move(config->tasks);
   engine e(eo);
   auto announce = [&]() -> int {

@@ -53,7 +53,7 @@ bool carve(const std::vector<cell_type_info>& types, const std::vector<int>& cou
 
 cluster_state::cluster_state(const cluster_model& model)
     : owner(model.tree.size(), -1), reserver(model.tree.size(), -1), bindings(model.tree),
-      model_(&model), used_(model.tree.size(), 0), bad_(model.tree.size(), 0),
+      model_(&model), used_(model.tree.size(), 0), bad_(model.tree.size(), 0), foreign_(model.tree.size(), 0),
       bound_at_(model.tree.size(), -1), avail_(model.tree.size(), 0), barrier_(model.tree.size(), -2),
       victims_(model.tree),
       fit_vc_(model.tree.size(), 0), fit_top_(model.tree.size(), 0) {
@@ -181,6 +181,8 @@ void cluster_state::set_owner(cell_id leaf, int group) {
   }
   leaf_changed(leaf, was);
   refresh_barrier(leaf);
+  if (group >= 0 && foreign_[leaf] > 0)
+    refresh_node(tree().at(leaf).node); // the mark moves to a free leaf, if any
 }
 
 void cluster_state::set_reserver(cell_id leaf, int group) {
@@ -301,36 +303,78 @@ bool cluster_state::node_healthy(const std::string& node) const {
   return !health_reported_ || healthy_nodes_.count(node) > 0;
 }
 
-bool cluster_state::set_health(const std::string& node, bool healthy) {
+bool cluster_state::apply_bad(cell_id leaf, bool bad) {
+  if ((bad_[leaf] > 0) == bad) return false;
+  changed(leaf);
+  const bool was = leaf_avail(leaf);
+  const int delta = bad ? 1 : -1;
+  bad_total_ += delta;
+  for (cell_id up = leaf; up != no_cell; up = tree().at(up).parent) bad_[up] += delta;
+  bindings.set_spare_path(leaf, [this](cell_id id) { return spare(id); });
+  leaf_changed(leaf, was);
+  victims_.update(leaf, barrier_[leaf], leaf_avail(leaf), bad);
+  return true;
+}
+
+bool cluster_state::refresh_node(const std::string& node) {
   const cell_tree& t = tree();
-  bool changed = false;
-  auto mark = [&](const std::string& name, bool bad) {
-    for (cell_id leaf : t.leaf_cells_of(name)) {
-      if ((bad_[leaf] > 0) == bad) continue;
-      changed = true;
-      this->changed(leaf);
-      const bool was = leaf_avail(leaf);
-      const int delta = bad ? 1 : -1;
-      bad_total_ += delta;
-      for (cell_id up = leaf; up != no_cell; up = t.at(up).parent) bad_[up] += delta;
-      bindings.set_spare_path(leaf, [this](cell_id id) { return spare(id); });
-      leaf_changed(leaf, was);
-      victims_.update(leaf, barrier_[leaf], leaf_avail(leaf), bad);
-    }
+  const std::vector<cell_id> leaves = t.leaf_cells_of(node);
+  if (leaves.empty()) return false;
+  const bool healthy = node_healthy(node);
+  int want = 0;
+  if (auto it = foreign_gpus_.find(node); healthy && it != foreign_gpus_.end())
+    want = std::min(it->second, static_cast<int>(leaves.size()));
+  std::vector<char> marked(leaves.size(), 0);
+  auto take = [&](auto&& eligible) {
+    for (std::size_t i = leaves.size(); i-- > 0 && want > 0;)
+      if (!marked[i] && eligible(leaves[i])) {
+        marked[i] = 1;
+        --want;
+      }
   };
+  take([&](cell_id l) { return foreign_[l] > 0 && owner[l] < 0; }); // marks stay where they are
+  take([&](cell_id l) { return owner[l] < 0 && reserver[l] < 0; });
+  take([&](cell_id l) { return owner[l] < 0; });
+  take([](cell_id) { return true; });
+  bool changed = false;
+  for (std::size_t i = 0; i < leaves.size(); ++i) {
+    const cell_id leaf = leaves[i];
+    if (const int delta = (marked[i] ? 1 : 0) - foreign_[leaf]; delta != 0)
+      for (cell_id up = leaf; up != no_cell; up = t.at(up).parent) foreign_[up] += delta;
+    changed |= apply_bad(leaf, !healthy || marked[i]);
+  }
+  return changed;
+}
+
+bool cluster_state::set_health(const std::string& node, bool healthy) {
+  bool changed = false;
   if (!health_reported_) {
     // First report: every node not reported yet stops counting as healthy.
     health_reported_ = true;
-    for (const auto& n : t.nodes())
-      if (n.node != node) mark(n.node, true);
+    for (const auto& n : tree().nodes())
+      if (n.node != node) changed |= refresh_node(n.node);
   }
   if (healthy)
     healthy_nodes_.insert(node);
   else
     healthy_nodes_.erase(node);
-  mark(node, !healthy);
+  changed |= refresh_node(node);
   // A report that changes nothing (a node's status heartbeat) leaves the doomed cells as
   // they are; a change has them recomputed once the burst of reports is over (note 3).
+  if (changed)
+    doom_stale_ = true;
+  return changed;
+}
+
+bool cluster_state::set_foreign(const std::string& node, int gpus) {
+  gpus = std::max(0, gpus);
+  auto it = foreign_gpus_.find(node);
+  if ((it == foreign_gpus_.end() ? 0 : it->second) == gpus) return false;
+  if (gpus == 0)
+    foreign_gpus_.erase(it);
+  else
+    foreign_gpus_[node] = gpus;
+  const bool changed = refresh_node(node);
   if (changed)
     doom_stale_ = true;
   return changed;

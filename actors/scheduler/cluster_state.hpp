@@ -107,6 +107,17 @@ public:
   bool is_bad_leaf(cell_id leaf) const { return bad_[leaf] > 0; }
   int bad_leaves(cell_id id) const { return bad_[id]; }
   bool node_healthy(const std::string& node) const;
+  // GPUs that pods of other schedulers hold on a node (`gpus`, which ones unknown: the device
+  // plugin chose them). That many of the node's leaves count as bad, so no pod of ours is
+  // placed on them and the VCs' quota shrinks as for bad hardware (note 3): free ones first,
+  // from the node's last leaf back (its first cells stay whole for buddy placement), then
+  // reserved ones, then leaves our own pods hold (the node is over-committed). When one of
+  // our pods takes a marked leaf (a recovery), the mark moves to a free leaf if there is one.
+  // On a bad node every leaf is bad already and no mark is kept. True when some GPU's
+  // availability changed.
+  bool set_foreign(const std::string& node, int gpus);
+  // Leaves under a cell that count as bad because other schedulers' pods hold them.
+  int foreign_leaves(cell_id id) const { return foreign_[id]; }
   // Re-dooms now (note 3). Cheap when nothing is bad.
   void refresh_doomed();
   // Re-dooms if a health change or a release since the last call asks for it (note 3).
@@ -205,6 +216,10 @@ private:
   bool feasible_after(const vc_cell& c, int free_level) const;
   const std::vector<int>& unbound_demand(const std::string& chain) const; // by level
   void leaf_changed(cell_id leaf, bool was_avail);
+  // A leaf's badness (an unhealthy node, or a mark of set_foreign) becomes `bad`.
+  bool apply_bad(cell_id leaf, bool bad);
+  // Brings a node's leaves in line with its health and its GPUs held elsewhere.
+  bool refresh_node(const std::string& node);
   int fit_measure(cell_id id) const;
   // No pod uses the cell and none of its GPUs is bad (allocation_state's spare mark).
   bool spare(cell_id id) const { return used_[id] == 0 && bad_[id] == 0; }
@@ -218,6 +233,8 @@ private:
   const cluster_model* model_;
   std::vector<int> used_;
   std::vector<int> bad_;
+  std::vector<int> foreign_; // per cell: leaves under it marked by set_foreign
+  std::map<std::string, int, std::less<>> foreign_gpus_; // node -> GPUs other pods hold there
   std::vector<int> bound_at_;
   std::vector<int> avail_;
   std::vector<int> barrier_;

@@ -2,18 +2,34 @@
 
 #include "actors/scheduler/config.hpp"
 
+#include <algorithm>
+
 namespace kozmo::scheduler {
 
-int gpu_request(const k8s::pod& pod, const std::string& gpu_resource) {
+namespace {
+
+int container_gpus(const k8s::container& c, const std::string& gpu_resource) {
   auto count = [&](const auto& list) {
     auto it = list.find(gpu_resource);
     return it == list.end() ? 0 : static_cast<int>(it->second.value());
   };
+  int n = count(c.resources.limits);
+  return n > 0 ? n : count(c.resources.requests);
+}
+
+} // namespace
+
+int gpu_request(const k8s::pod& pod, const std::string& gpu_resource) {
   int gpus = 0;
-  for (const auto& c : pod.spec.containers) {
-    int n = count(c.resources.limits);
-    gpus += n > 0 ? n : count(c.resources.requests);
-  }
+  for (const auto& c : pod.spec.containers)
+    gpus += container_gpus(c, gpu_resource);
+  return gpus;
+}
+
+int gpus_held(const k8s::pod& pod, const std::string& gpu_resource) {
+  int gpus = gpu_request(pod, gpu_resource);
+  for (const auto& c : pod.spec.init_containers)
+    gpus = std::max(gpus, container_gpus(c, gpu_resource));
   return gpus;
 }
 

@@ -29,6 +29,10 @@ int gpu_request(const k8s::pod& pod, const std::string& gpu_resource);
 
 expected<pod_view> pod_view_of(const k8s::pod& pod, const intake_options& opts);
 
+// The GPUs a bound pod holds on its node, as the kubelet admits it: the larger of its
+// containers' sum and its largest init container (limits, else requests).
+int gpus_held(const k8s::pod& pod, const std::string& gpu_resource);
+
 // A pod that has finished (Succeeded / Failed) holds no GPU any more.
 bool finished(const k8s::pod& pod);
 

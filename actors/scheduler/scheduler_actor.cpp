@@ -36,7 +36,7 @@ struct scheduler_state {
   int force_bind_threshold = 3;
   intake_options intake;
 
-  // Start-up: both watches must have listed before recovery; inspect waits for `ready`.
+  // Start-up: every watch must have listed before recovery; inspect waits for `ready`.
   int unsynced = 2;
   bool ready = false;
   std::vector<std::function<void()>> deferred;
@@ -54,6 +54,10 @@ struct scheduler_state {
   std::unordered_map<std::string, pod_ptr> known_pods;   // by uid: bound by us, or waiting
   std::map<std::string, pod_decision> binding;           // by uid: bind sent, not yet seen bound
   bool rebuild_queued = false;
+
+  // Other schedulers' pods that hold GPUs: by uid, (node, GPUs); and per node, the sum.
+  std::unordered_map<std::string, std::pair<std::string, int>> others;
+  std::map<std::string, int> others_by_node;
 };
 
 using scheduler_actor = caf::stateful_actor<scheduler_state>;
@@ -141,10 +145,42 @@ void recover(scheduler_actor* self, const k8s::pod& p) {
                view->spec.affinity_group);
 }
 
+// A pod of another scheduler: what it holds on its node (nothing once it has finished or is
+// gone) goes into the node's count of GPUs held elsewhere.
+void apply_other(scheduler_actor* self, watch::event_type type, const k8s::pod& p) {
+  auto& st = self->state;
+  const auto& uid = p.metadata.uid;
+  const bool holds = type != watch::event_type::deleted && !finished(p) && !p.spec.node_name.empty();
+  const int gpus = holds ? gpus_held(p, st.intake.gpu_resource) : 0;
+  auto it = st.others.find(uid);
+  if (it != st.others.end() && it->second == std::make_pair(p.spec.node_name, gpus))
+    return;
+  auto add = [&](const std::string& node, int delta) {
+    int& sum = st.others_by_node[node];
+    sum += delta;
+    const int now = sum;
+    if (now <= 0)
+      st.others_by_node.erase(node);
+    if (st.core->set_other_pods_gpus(node, std::max(0, now)))
+      queue_pass(self); // GPUs freed may let a waiting pod in; taken ones change wait reasons
+  };
+  if (it != st.others.end()) {
+    auto [node, held] = std::move(it->second);
+    st.others.erase(it);
+    add(node, -held);
+  }
+  if (gpus > 0) {
+    st.others.emplace(uid, std::make_pair(p.spec.node_name, gpus));
+    add(p.spec.node_name, gpus);
+  }
+}
+
 void apply_pod(scheduler_actor* self, watch::event_type type, const pod_ptr& pod) {
   auto& st = self->state;
   const auto& p = *pod;
   const auto& uid = p.metadata.uid;
+  if (p.spec.scheduler_name != st.cfg.scheduler_name)
+    return apply_other(self, type, p);
   if (type == watch::event_type::deleted || finished(p)) {
     st.report->forget(uid);
     st.given_up.erase(uid);
@@ -329,9 +365,11 @@ void become_ready(scheduler_actor* self) {
     pods.push_back(std::move(p));
   st.pods_at_start.clear();
   oldest_first(pods);
-  for (const auto& p : pods)
-    if (!p->spec.node_name.empty())
-      apply_pod(self, watch::event_type::added, p);
+  // Ours first, then other schedulers' (their GPUs are counted on what our pods leave free).
+  for (bool ours : {true, false})
+    for (const auto& p : pods)
+      if (!p->spec.node_name.empty() && (p->spec.scheduler_name == st.cfg.scheduler_name) == ours)
+        apply_pod(self, watch::event_type::added, p);
   st.ready = true;
   spdlog::info("scheduler ready: {} group(s) recovered, {} pod(s) known (in {} ms)", st.core->placed_groups(),
                pods.size(),
@@ -340,7 +378,7 @@ void become_ready(scheduler_actor* self) {
     st.cfg.on_ready();
   st.report->notices(st.core->take_notices()); // groups downgraded by a configuration change
   for (const auto& p : pods)
-    if (p->spec.node_name.empty())
+    if (p->spec.node_name.empty() && p->spec.scheduler_name == st.cfg.scheduler_name)
       apply_pod(self, watch::event_type::added, p);
   auto deferred = std::move(st.deferred);
   for (auto& fn : deferred)
@@ -368,6 +406,8 @@ void rebuild(scheduler_actor* self) {
   st.core.emplace(std::move(*core));
   for (const auto& [name, n] : st.nodes)
     st.core->set_node(name, node_healthy(*n));
+  for (const auto& [node, gpus] : st.others_by_node)
+    st.core->set_other_pods_gpus(node, gpus);
   // The pods the old core held (those it refused were told why already and stay out).
   std::vector<pod_ptr> pods;
   for (const auto& [uid, p] : st.known_pods) {
@@ -450,9 +490,19 @@ caf::behavior scheduler(scheduler_actor* self, std::shared_ptr<client::client> c
   });
   self->attach_functor([](const caf::error& reason) { spdlog::info("scheduler stopped: {}", caf::to_string(reason)); });
   auto me = caf::actor_cast<caf::actor>(self);
-  self->send(pods_watch, atoms::subscribe_atom::value, watch::index_kind::scheduler_name, st.cfg.scheduler_name, me);
+  // Every pod when other schedulers' pods are counted and no watch of their own brings them.
+  const bool every_pod = st.cfg.count_other_pods && !st.cfg.other_pods_watch;
+  self->send(pods_watch, atoms::subscribe_atom::value,
+             every_pod ? watch::index_kind::all : watch::index_kind::scheduler_name,
+             every_pod ? std::string() : st.cfg.scheduler_name, me);
   self->send(nodes_watch, atoms::subscribe_atom::value, watch::index_kind::all, std::string(), me);
-  for (const auto& w : {pods_watch, nodes_watch})
+  std::vector<caf::actor> watches{pods_watch, nodes_watch};
+  if (st.cfg.count_other_pods && st.cfg.other_pods_watch) {
+    self->send(st.cfg.other_pods_watch, atoms::subscribe_atom::value, watch::index_kind::all, std::string(), me);
+    watches.push_back(st.cfg.other_pods_watch);
+  }
+  st.unsynced = static_cast<int>(watches.size());
+  for (const auto& w : watches)
     self->request(w, caf::infinite, atoms::synced_atom::value).then([self, nodes = w == nodes_watch](caf::ok_atom) {
       // A derived configuration is made as soon as the nodes are listed, while the (larger)
       // pods LIST is still on its way.

@@ -2,6 +2,8 @@
 // the scheduler_core (the only place where GPU state changes) and serialises every call to it.
 //
 //   pods watch  ──object_event<pod> (schedulerName = cfg.scheduler_name)──▶ scheduler
+//               (every pod when cfg.count_other_pods and no other_pods_watch is given)
+//   other pods watch ──object_event<pod> (other schedulers' bound pods)──▶ scheduler
 //   nodes watch ──object_event<node>──▶ scheduler         (Ready / unschedulable / deleted; with a
 //                                                          derived configuration, GPU nodes joining)
 //   scheduler ──group_bind / group_preempt / group_pod_gone / group_release──▶ cellgroup (one per gang)
@@ -54,6 +56,13 @@ struct scheduler_actor_config {
   std::string component = "kozmo-scheduler"; // Event source
   caf::actor recorder;                        // the event recorder (controller/event_recorder_actor.hpp)
   std::shared_ptr<const controller::clock> time = controller::real_clock();
+  // GPUs that pods of other schedulers hold on our nodes are out of reach (scheduler_core
+  // note 8). Their pods come from `other_pods_watch` when given (a watch of the bound pods of
+  // other schedulers, beside a pods watch narrowed to ours); else from the pods watch, which
+  // then holds every pod of the cluster. False: they are not counted (GPU nodes that only
+  // this scheduler places pods on).
+  bool count_other_pods = true;
+  caf::actor other_pods_watch;
   // Called once, on the actor's thread, when both watches have listed and the bound pods are
   // recovered: from then on the scheduler places pods (a readiness probe waits for it).
   std::function<void()> on_ready;

@@ -208,6 +208,10 @@ bool scheduler_core::set_node(std::string_view node, bool healthy) {
 
 bool scheduler_core::remove_node(std::string_view node) { return impl_->state.set_health(std::string(node), false); }
 
+bool scheduler_core::set_other_pods_gpus(std::string_view node, int gpus) {
+  return impl_->state.set_foreign(std::string(node), gpus);
+}
+
 status scheduler_core::add_pod(const pod_view& pod) {
   auto& d = *impl_;
   if (auto valid = d.validate(pod.spec); !valid) return valid.err();

@@ -49,6 +49,11 @@
 //     its VC's quota (VC shrunk or removed, cells split, node renamed) is never dropped: it
 //     comes back lazily preempted (opportunistic, lazyPreemptionStatus says why, a notice is
 //     queued) and keeps its pods where they run.
+//  8. GPUs held by other schedulers' pods (set_other_pods_gpus): that many of the node's GPUs
+//     are out of reach, as bad hardware is (note 6: a VC's quota shrinks when the rest of its
+//     chain cannot cover it), free ones first; which ones is a guess, since the device plugin
+//     chose them, but the count is what the kubelet admits pods by. Inspect shows them as
+//     otherPodsLeafCells, apart from badLeafCells, and wait reasons name them apart.
 #pragma once
 
 #include "actors/scheduler/pod_scheduling_spec.hpp"
@@ -167,6 +172,9 @@ public:
   // a waiting pod have a new chance.
   bool set_node(std::string_view node, bool healthy);
   bool remove_node(std::string_view node);
+  // GPUs that pods bound by other schedulers hold on a node (note 8); 0 when none. True when
+  // it changed which GPUs can be had.
+  bool set_other_pods_gpus(std::string_view node, int gpus);
 
   // Note 1. Errors: no or unreadable bind-info, GPUs already taken by another group. A
   // placement the configuration no longer has (unknown node or GPU) is not an error (note 7).

@@ -453,7 +453,8 @@ json::value core_impl::vc_json(int vc) const {
     o.set("leafCellType", c.leaf_type);
     o.set("cellAddress", c.bound == no_cell ? std::string() : model.tree.at(c.bound).address);
     o.set("cellState", c.used > 0 ? "Used" : "Free");
-    const bool bad = c.doomed || (c.bound != no_cell && state.bad_leaves(c.bound) > 0);
+    const bool bad =
+        c.doomed || (c.bound != no_cell && state.bad_leaves(c.bound) > state.foreign_leaves(c.bound));
     o.set("cellHealthiness", bad ? "Bad" : "Healthy");
     o.set("doomed", c.doomed);
     o.set("pinned", c.pinned);
@@ -473,14 +474,16 @@ json::value core_impl::physical_json() const {
   for (const auto& n : model.tree.nodes()) {
     json::object o;
     o.set("node", n.node);
-    int used = 0, total = 0, bad = 0;
+    int used = 0, total = 0, bad = 0, other = 0;
     for (cell_id leaf : model.tree.leaf_cells_of(n.node)) {
       ++total;
       used += state.owner[leaf] >= 0 ? 1 : 0;
-      bad += state.is_bad_leaf(leaf) ? 1 : 0;
+      other += state.foreign_leaves(leaf);
+      bad += state.is_bad_leaf(leaf) && state.foreign_leaves(leaf) == 0 ? 1 : 0;
     }
     o.set("leafCells", total);
     o.set("usedLeafCells", used);
+    o.set("otherPodsLeafCells", other);
     o.set("badLeafCells", bad);
     o.set("cellHealthiness", bad > 0 ? "Bad" : "Healthy");
     nodes.push_back(std::move(o));

@@ -532,7 +532,7 @@ std::string core_impl::search_group(group_entry& g, const std::set<std::string>*
 std::string core_impl::wait_reason(const group_entry& g) const {
   std::string type = g.spec.leaf_cell_type;
   if (g.guaranteed() && !physical_mode() && g.vc >= 0) {
-    int total = 0, used = 0, bad = 0;
+    int total = 0, used = 0, bad = 0, other = 0;
     // "any type" in a VC holding one type reads better as that type.
     const auto& types = vc_leaf_types[static_cast<std::size_t>(g.vc)];
     if (type.empty() && types.size() == 1) type = types.front();
@@ -547,13 +547,20 @@ std::string core_impl::wait_reason(const group_entry& g) const {
       if (c.pinned && c.qualified_type != g.spec.pinned_cell_id) continue;
       total += c.leaf_count;
       used += c.used;
-      if (c.bound != no_cell) bad += state.bad_leaves(c.bound);
+      if (c.bound == no_cell) continue;
+      bad += state.bad_leaves(c.bound);
+      other += state.foreign_leaves(c.bound);
     }
     const int free = std::max(0, total - used - bad);
     std::string out = "VC " + model.vcs[g.vc].name + " has " + std::to_string(free) + " of " +
                       std::to_string(total) + " " + gpus_phrase(type) + " free";
     if (!g.spec.pinned_cell_id.empty()) out += " in pinned cell " + g.spec.pinned_cell_id;
-    if (bad > 0) out += " (" + std::to_string(bad) + " on bad nodes)";
+    if (bad > other) {
+      out += " (" + std::to_string(bad - other) + " on bad nodes";
+      out += other > 0 ? ", " + std::to_string(other) + " held by other schedulers' pods)" : ")";
+    } else if (other > 0) {
+      out += " (" + std::to_string(other) + " held by other schedulers' pods)";
+    }
     return out + "; " + needs_phrase(g, type);
   }
   std::set<int> sizes;

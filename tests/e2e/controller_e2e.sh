@@ -4,8 +4,8 @@
 # before any write; two replicas with --leader-elect elect one (the Lease says which); the
 # leader's scheduler, on a configuration derived from the GPU nodes, binds a 4x2 gang with
 # bind-info; kill -9 the leader: the standby leads within leaseDuration + its jittered retry,
-# recovers the bound pods and binds a new gang on other GPUs; the endpoints answer where
-# configured. Short lease timings (4 s / 3 s / 1 s) from the configuration file keep it quick.
+# recovers the bound pods and binds a new gang on other GPUs; GPUs that another scheduler's pod
+# holds are not given; the endpoints answer where configured. Short lease timings (4 s / 3 s / 1 s) from the configuration file keep it quick.
 # Usage: controller_e2e.sh PATH/TO/kozmo
 set -uo pipefail
 KOZMO=${1:?usage: controller_e2e.sh PATH/TO/kozmo}
@@ -149,6 +149,21 @@ within 20 "a GPU node that leaves is dropped from the configuration" \
 AFTER=$(placements)
 if [ "$BEFORE" = "$AFTER" ]; then ok "the running gangs still hold their nodes and GPUs"; else
   bad "the running gangs still hold their nodes and GPUs" "before: $BEFORE" "after: $AFTER"; fi
+
+# GPUs that another scheduler's pod holds are taken: with g2 gone, 8 GPUs are free; a pod that
+# another scheduler bound (nodeName set) takes 2 of them, and a new 4x2 gang waits, saying why,
+# until that pod is gone.
+G2_NODE=$(awk '$1 == "g2-0" { print $2 }' <<<"$BEFORE")
+k delete pod g2-0 g2-1 g2-2 g2-3 --grace-period=0 --force >/dev/null 2>&1
+gpu_pod theirs "" 2 | sed "s/schedulerName: kozmo/schedulerName: default-scheduler\n  nodeName: $G2_NODE/" >"$WORK/theirs.yaml"
+expect "another scheduler's 2-GPU pod is bound to $G2_NODE" "pod/theirs created" k apply -f "$WORK/theirs.yaml"
+gang g4 | k apply -f - >/dev/null
+within 10 "a 4x2 gang waits: 2 of the 8 free GPUs are held by the other scheduler's pod" \
+  "held by other schedulers' pods" \
+  k get pod g4-0 -o 'jsonpath={.status.conditions[?(@.type=="PodScheduled")].message}'
+expect "none of the gang's pods is bound" "^0$" bound g4
+k delete pod theirs --grace-period=0 --force >/dev/null 2>&1
+within 20 "once that pod is gone the gang binds" "^4$" bound g4
 
 # A graceful stop gives the Lease up (an empty holder), so that a standby need not wait.
 eval "kill -TERM \$PID_$STANDBY"

@@ -161,6 +161,104 @@ TEST_CASE("a node report says whether it changed which GPUs are healthy; a heart
   CHECK_FALSE(core.set_node("not-in-the-config", true));
 }
 
+kozmo::json::value node_view(const scheduler_core& core, const std::string& node) {
+  const auto physical = core.inspect_physical_cluster();
+  for (const auto& n : physical.as_array())
+    if (n.get_string("node") == node) return n;
+  FAIL("node " << node << " is not in the physical view");
+  return {};
+}
+
+TEST_CASE("GPUs that other schedulers' pods hold are not given to ours, and come back when they end",
+          "[scheduler][core]") {
+  auto core = load();
+  CHECK(core.set_other_pods_gpus("n1", 8));
+  CHECK(core.set_other_pods_gpus("n2", 3));
+  CHECK(core.set_other_pods_gpus("n3", 8));
+  CHECK_FALSE(core.set_other_pods_gpus("n3", 8)); // the same count again
+  CHECK_FALSE(core.set_other_pods_gpus("not-in-the-config", 2));
+  // n4 is team-a's pinned node; team-b's quota of two nodes has 5 GPUs left, all on n2.
+  REQUIRE(core.add_pod(pod("five", 0, "team-b", 1, 5)));
+  const auto first = core.schedule(0);
+  REQUIRE(first.size() == 1);
+  CHECK(first[0].kind == decision_kind::bind);
+  CHECK(first[0].node == "n2");
+  for (int gpu : first[0].leaf_indices) CHECK(gpu < 5); // the held ones are taken from the back
+  REQUIRE(core.add_pod(pod("one", 0, "team-b", 1, 1)));
+  const auto full = core.schedule(1);
+  REQUIRE(full.size() == 1);
+  CHECK(full[0].kind == decision_kind::wait);
+  CHECK_THAT(full[0].reason, Contains("has 0 of 16 V100 GPUs free (11 held by other schedulers' pods)"));
+  auto n2 = node_view(core, "n2");
+  CHECK(n2.get_int("usedLeafCells") == 5);
+  CHECK(n2.get_int("otherPodsLeafCells") == 3);
+  CHECK(n2.get_int("badLeafCells") == 0);
+  CHECK(n2.get_string("cellHealthiness") == "Healthy");
+  CHECK(core.set_other_pods_gpus("n2", 0)); // the other pods ended
+  const auto freed = core.schedule(2);
+  REQUIRE(freed.size() == 1);
+  CHECK(freed[0].kind == decision_kind::bind);
+  CHECK(freed[0].node == "n2");
+}
+
+TEST_CASE("GPUs held by other schedulers' pods stay counted while their node is bad and after",
+          "[scheduler][core]") {
+  auto core = load();
+  for (const char* n : {"n1", "n2", "n3", "n4"}) core.set_node(n, true);
+  CHECK(core.set_other_pods_gpus("n3", 6));
+  CHECK(core.set_node("n3", false));
+  auto bad = node_view(core, "n3");
+  CHECK(bad.get_int("badLeafCells") == 8);
+  CHECK(bad.get_int("otherPodsLeafCells") == 0); // every GPU is bad anyway
+  CHECK(core.set_node("n3", true));
+  auto back = node_view(core, "n3");
+  CHECK(back.get_int("badLeafCells") == 0);
+  CHECK(back.get_int("otherPodsLeafCells") == 6);
+  CHECK(core.set_other_pods_gpus("n1", 8));
+  CHECK(core.set_other_pods_gpus("n2", 8));
+  REQUIRE(core.add_pod(pod("three", 0, "team-b", 1, 3)));
+  const auto ds = core.schedule(0);
+  REQUIRE(ds.size() == 1);
+  CHECK(ds[0].kind == decision_kind::wait); // n3 has 2 GPUs free
+  CHECK_THAT(ds[0].reason, Contains("has 2 of 16 V100 GPUs free (14 held by other schedulers' pods)"));
+}
+
+TEST_CASE("a recovered pod on GPUs counted as held elsewhere moves that count to free GPUs",
+          "[scheduler][core]") {
+  // Before the restart: our pod holds the last 2 GPUs of a node (a 6-GPU pod, gone since,
+  // held the others).
+  auto before = load();
+  REQUIRE(before.add_pod(pod("six", 0, "team-b", 1, 6)));
+  const auto six = before.schedule(0);
+  REQUIRE(six.size() == 1);
+  REQUIRE(six[0].kind == decision_kind::bind);
+  auto ours = pod("ours", 0, "team-b", 1, 2);
+  REQUIRE(before.add_pod(ours));
+  const auto placed = before.schedule(1);
+  REQUIRE(placed.size() == 1);
+  REQUIRE(placed[0].kind == decision_kind::bind);
+  REQUIRE(placed[0].node == six[0].node);
+  REQUIRE(placed[0].leaf_indices == std::vector<int>{6, 7});
+  ours.node = placed[0].node;
+  ours.bind_info = placed[0].annotations.at(bind_info_annotation);
+  // After it: the other schedulers' pods on that node are counted before ours is recovered,
+  // and their 6 GPUs are first guessed to be the node's last six, the 2 that ours holds among
+  // them.
+  auto after = load();
+  for (const char* n : {"n1", "n2", "n3", "n4"})
+    if (n != ours.node) after.set_other_pods_gpus(n, 8);
+  after.set_other_pods_gpus(ours.node, 6);
+  REQUIRE(after.recover_pod(ours));
+  auto view = node_view(after, ours.node);
+  CHECK(view.get_int("usedLeafCells") == 2);
+  CHECK(view.get_int("otherPodsLeafCells") == 6);
+  // Nothing is left on that node: 2 ours, 6 theirs.
+  REQUIRE(after.add_pod(pod("late", 0, "team-b", 1, 1)));
+  const auto ds = after.schedule(1);
+  REQUIRE(ds.size() == 1);
+  CHECK(ds[0].kind == decision_kind::wait);
+}
+
 TEST_CASE("a lazy preemption is announced as a notice and shown by inspect", "[scheduler][core]") {
   auto core = load();
   auto low = pod("low", 0, "team-a", 1, 8);

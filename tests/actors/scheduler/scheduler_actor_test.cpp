@@ -219,6 +219,52 @@ TEST_CASE("with the pods watch narrowed to the scheduler's pods a gang is bound 
   CHECK_THAT(st.err().message, Catch::Contains("pods_field_selector") && Catch::Contains("spec.schedulerName"));
 }
 
+TEST_CASE("GPUs that another scheduler's pod holds on a node are not given to Kozmo's pods until it ends") {
+  // Both ways the scheduler learns of other schedulers' pods: from the shared pods watch
+  // (every pod, as in kozmo local) and from a watch of their own (beside a pods watch
+  // narrowed to its pods, as `kozmo controller --enable scheduler` runs).
+  const bool narrowed = GENERATE(false, true);
+  INFO((narrowed ? "pods watch narrowed to the scheduler's pods" : "one pods watch for every pod"));
+  auto o = options(2, 8);
+  if (narrowed)
+    o.pods_field_selector = "spec.schedulerName=kozmo";
+  local_cluster c(o);
+  // Bound by another scheduler (its nodeName set, as kube-scheduler's binding sets it).
+  auto theirs = json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"theirs","annotations":{"kozmo.io/sim-duration":"forever"}},"spec":{"schedulerName":"default-scheduler","nodeName":"node-0","restartPolicy":"Never","containers":[{"name":"main","image":"busybox:1.36","resources":{"limits":{"nvidia.com/gpu":"6"}}}]}})");
+  REQUIRE(theirs.has_value());
+  REQUIRE(c.cli->create({"", "v1", "pods", "default", "", ""}, *theirs).has_value());
+  auto held_on_node0 = [&] {
+    auto status = c.get_json("/v1/inspect/clusterstatus");
+    for (const auto& n : status.find("physicalCluster")->as_array())
+      if (n.get_string("node") == "node-0")
+        return n.get_int("otherPodsLeafCells");
+    return std::int64_t{-1};
+  };
+  for (auto deadline = std::chrono::steady_clock::now() + 20s;
+       held_on_node0() != 6 && std::chrono::steady_clock::now() < deadline;)
+    std::this_thread::sleep_for(50ms);
+  REQUIRE(held_on_node0() == 6);
+  // 16 GPUs, 6 of them theirs: a gang of three 4-GPU pods (12) must wait.
+  c.create_gang("ours", 3, 4, "forever");
+  auto p = c.wait_pod("ours-0", [](const json::value& p) {
+    const auto* cond = pod_scheduled(p);
+    return cond && cond->get_string("status") == "False";
+  });
+  const auto* cond = pod_scheduled(p);
+  REQUIRE(cond);
+  CHECK_THAT(cond->get_string("message"), Catch::Contains("6 held by other schedulers' pods"));
+  for (int i = 0; i < 3; ++i)
+    CHECK_FALSE(is_bound(*c.pod("ours-" + std::to_string(i))));
+  // Their pod is gone: the gang binds. (Deleted at once: with the pods watch narrowed the
+  // simulated kubelet never sees a pod of another scheduler, so no kubelet would end it.)
+  client::delete_options now;
+  now.grace_period_seconds = 0;
+  REQUIRE(c.cli->remove({"", "v1", "pods", "default", "theirs", ""}, now).has_value());
+  for (int i = 0; i < 3; ++i)
+    CHECK(is_bound(c.wait_pod("ours-" + std::to_string(i), is_bound)));
+  CHECK(held_on_node0() == 0);
+}
+
 TEST_CASE("a gang that cannot fit waits unbound with PodScheduled=False and a reason, and holds no GPU") {
   local_cluster c(options(1, 8));
   c.create_gang("too-big", 2, 8, "forever");
