@@ -181,8 +181,13 @@ void cluster_state::set_owner(cell_id leaf, int group) {
   }
   leaf_changed(leaf, was);
   refresh_barrier(leaf);
-  if (group >= 0 && foreign_[leaf] > 0)
-    refresh_node(tree().at(leaf).node); // the mark moves to a free leaf, if any
+  // GPUs held elsewhere are counted on free leaves first: a mark on a leaf our pod now takes
+  // moves to a free one, and a leaf freed on an over-committed node takes a mark from a leaf
+  // our pods still hold (else that node would look as if it had room).
+  if (!foreign_gpus_.empty() && (group < 0 || foreign_[leaf] > 0)) {
+    const std::string& node = tree().at(leaf).node;
+    if (foreign_gpus_.count(node)) refresh_node(node);
+  }
 }
 
 void cluster_state::set_reserver(cell_id leaf, int group) {
@@ -574,12 +579,26 @@ void cluster_state::refresh_doomed() {
       if (pick < 0) break;
       auto target = prospect(vc_cells[pick], true);
       if (!target) break;
+      // The counts lose the maximal healthy cells under the target, which the binding takes
+      // (its ancestors hold its bad GPUs, so none of them counted; a whole bad node had none).
+      // Counted here rather than over the whole chain again: on a cluster where every node has
+      // a GPU held elsewhere each of thousands of node cells is doomed in turn.
+      if (bad_[*target] == 0) {
+        counts_valid = false; // a healthy target (no bad one left): count the chain again
+      } else if (bad_[*target] < t.at(*target).leaf_count) {
+        std::vector<cell_id> below{*target};
+        while (!below.empty()) {
+          const cell_id id = below.back();
+          below.pop_back();
+          if (bindings.is_free(id) && bad_[id] == 0) {
+            --counts[t.at(id).level]; // maximal: its parent (the target or above) is not whole
+            continue;
+          }
+          for (cell_id child : t.at(id).children) below.push_back(child);
+        }
+      }
       bind(pick, *target);
       vc_cells[pick].doomed = true;
-      // The counts change only if healthy cells lay under the target (its ancestors hold its
-      // bad GPUs, so none of them counted): a whole bad node leaves them as they are.
-      if (bad_[*target] < t.at(*target).leaf_count)
-        counts_valid = false;
     }
   }
 }

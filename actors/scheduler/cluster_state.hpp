@@ -112,7 +112,8 @@ public:
   // placed on them and the VCs' quota shrinks as for bad hardware (note 3): free ones first,
   // from the node's last leaf back (its first cells stay whole for buddy placement), then
   // reserved ones, then leaves our own pods hold (the node is over-committed). When one of
-  // our pods takes a marked leaf (a recovery), the mark moves to a free leaf if there is one.
+  // our pods takes a marked leaf (a recovery), the mark moves to a free leaf if there is one;
+  // when a leaf is freed on a node whose marks sit on our pods' leaves, one moves onto it.
   // On a bad node every leaf is bad already and no mark is kept. True when some GPU's
   // availability changed.
   bool set_foreign(const std::string& node, int gpus);

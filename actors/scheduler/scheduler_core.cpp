@@ -175,8 +175,16 @@ struct scheduler_core::impl : detail::core_impl {
   // Moves a group forward (place, or finish its preemption); returns the wait reason if any.
   std::string advance(group_entry& g, const std::set<std::string>* nodes, std::int64_t now_ms) {
     if (g.state == group_state::preempting) {
-      finish_preemption(g);
-      return {};
+      // While its victims went, a GPU it was freeing went bad or was taken by another
+      // scheduler's pod: it is placed again instead of binding there.
+      bool usable = true;
+      for (const auto& s : g.slots)
+        for (cell_id leaf : s.place.leaves) usable = usable && !state.is_bad_leaf(leaf);
+      if (usable) {
+        finish_preemption(g);
+        return {};
+      }
+      release_group(g);
     }
     if (g.state == group_state::allocated) return {};
     if (g.waiting_since_ms < 0) g.waiting_since_ms = now_ms;

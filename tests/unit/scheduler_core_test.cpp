@@ -352,13 +352,15 @@ TEST_CASE("inspecting an unknown group or VC is a not-found error", "[scheduler]
   CHECK(a->as_array().size() == 2); // one ordinary node, one pinned node
 }
 
-TEST_CASE("a random workload never gives a GPU to two live pods or a VC more than its quota",
+TEST_CASE("a random workload never gives a GPU to two live pods or a VC more than its quota, "
+          "nor a node more GPUs than other schedulers' pods leave",
           "[scheduler][core][random]") {
   std::mt19937 rng(20261121);
   for (int run = 0; run < 20; ++run) {
     auto core = load();
     std::map<std::string, pod_decision> bound;  // live pods with a bind
     std::map<std::string, std::vector<std::string>> live; // group -> uids
+    std::map<std::string, int> others;          // node -> GPUs other schedulers' pods hold
     int next = 0;
     for (int step = 0; step < 150; ++step) {
       const int action = static_cast<int>(rng() % 10);
@@ -384,11 +386,28 @@ TEST_CASE("a random workload never gives a GPU to two live pods or a VC more tha
         live.erase(it);
       } else if (action == 8) {
         core.set_node("n" + std::to_string(1 + rng() % 4), rng() % 3 != 0);
+      } else if (action == 9) {
+        const std::string node = "n" + std::to_string(1 + rng() % 4);
+        others[node] = static_cast<int>(rng() % 9);
+        core.set_other_pods_gpus(node, others[node]);
       }
       for (auto& d : core.schedule(step)) {
         if (d.kind == decision_kind::bind) {
           bound[d.pod.uid] = d;
           core.pod_bound(d.pod.uid);
+          int ours = 0;
+          for (const auto& [uid, b] : bound)
+            if (b.node == d.node) ours += static_cast<int>(b.leaf_indices.size());
+          std::string held;
+          for (const auto& [uid, b] : bound)
+            if (b.node == d.node) {
+              held += " " + uid + "[";
+              for (int i : b.leaf_indices) held += std::to_string(i) + ",";
+              held += "]";
+            }
+          INFO("run " << run << " step " << step << " pod " << d.pod.uid << " on " << d.node << " others "
+                      << others[d.node] << " ours" << held);
+          REQUIRE(ours + others[d.node] <= 8);
         }
         if (d.kind == decision_kind::preempt)
           for (const auto& victim : d.victims) {
@@ -416,7 +435,10 @@ TEST_CASE("a random workload never gives a GPU to two live pods or a VC more tha
     }
     for (const auto& [g, uids] : live)
       for (const auto& uid : uids) core.remove_pod(uid);
-    for (const auto& n : {"n1", "n2", "n3", "n4"}) core.set_node(n, true);
+    for (const auto& n : {"n1", "n2", "n3", "n4"}) {
+      core.set_node(n, true);
+      core.set_other_pods_gpus(n, 0);
+    }
     const auto physical = core.inspect_physical_cluster(); // held: see the range-for above
     for (const auto& node : physical.as_array())
       CHECK(node.get_int("usedLeafCells") == 0);
