@@ -9,6 +9,8 @@
 #       client limits: high enough that the API server, not a client's limiter, is the ceiling)
 #       CONCS=8,32,64,128 (bare-bind concurrencies) WAIT_TIMEOUT=1200 (s per phase)
 #       RESTARTS=3 (restart rounds, each followed by a bare LIST)
+#       COUNT_OTHER_PODS=true (Kozmo's scheduler.countOtherPods: with true it also reads the pods
+#       of (a) and (b), which hold GPUs on the same nodes; false is the setup before 27 Nov)
 #   KOZMO_CONFORMANCE_KEEP=1 keeps the run directory (logs, PKI, configurations)
 #   PERF=1 records a call-graph profile of the controller during (c) (RUNDIR/perf-controller.txt;
 #       use with KOZMO_CONFORMANCE_KEEP=1)
@@ -52,6 +54,7 @@ BENCH=$BUILD/bench/bind_bench
 NODES=${NODES:-5000}
 PODS=${PODS:-10000}
 QPS=${QPS:-5000}
+COUNT_OTHER_PODS=${COUNT_OTHER_PODS:-true}
 BURST=${BURST:-10000}
 CONCS=${CONCS:-8,32,64,128}
 WAIT_TIMEOUT=${WAIT_TIMEOUT:-1200}
@@ -234,6 +237,7 @@ sleep 2
 # ---- (c) kozmo controller ----
 cat >"$RUNDIR/kozmo.yaml" <<EOF
 client: {qps: $QPS, burst: $BURST}
+scheduler: {countOtherPods: $COUNT_OTHER_PODS}
 EOF
 METRICS_PORT=$(free_port)
 PROBE_PORT=$(free_port)
@@ -345,7 +349,7 @@ cat <<EOF
 
 == controller head-to-head (issue 13) ==
 machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo) RAM; kube-apiserver v1.20.2 + etcd on the same host
-cluster: $NODES nodes x 8 GPUs; 3 namespaces x $PODS pending one-GPU pods; client qps/burst $QPS/$BURST for (b) and (c)
+cluster: $NODES nodes x 8 GPUs; 3 namespaces x $PODS pending one-GPU pods; client qps/burst $QPS/$BURST for (b) and (c); Kozmo countOtherPods: $COUNT_OTHER_PODS
 (a) bare binds (bind_bench, POST pods/binding):  $A_RATE binds/s  (best of concurrencies $CONCS: at $A_CONC)
 (b) kube-scheduler v1.20.2:  $B_RATE pods/s  ($PODS pods, launch -> all bound $B_TOTAL s; first bind at $B_FIRST_S s, first -> last $B_SPAN s; ${B_CPU:-?} CPU s, ${B_RSS:-?} MiB RSS, $B_ERRORS E-lines in its log)
 (c) kozmo controller:        $C_RATE pods/s  ($PODS pods, launch -> all bound $C_TOTAL s; /readyz 200 at $C_READY_S s, first bind at $C_FIRST_S s, first -> last $C_SPAN s; ${C_CPU:-?} CPU s, ${C_RSS:-?} MiB RSS, $C_ERRORS error/warning lines in its log)
