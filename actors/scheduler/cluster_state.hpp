@@ -117,6 +117,10 @@ public:
   // On a bad node every leaf is bad already and no mark is kept. True when some GPU's
   // availability changed.
   bool set_foreign(const std::string& node, int gpus);
+  int foreign_gpus(std::string_view node) const {
+    auto it = foreign_gpus_.find(node);
+    return it == foreign_gpus_.end() ? 0 : it->second;
+  }
   // Leaves under a cell that count as bad because other schedulers' pods hold them.
   int foreign_leaves(cell_id id) const { return foreign_[id]; }
   // Re-dooms now (note 3). Cheap when nothing is bad.

@@ -55,9 +55,8 @@ struct scheduler_state {
   std::map<std::string, pod_decision> binding;           // by uid: bind sent, not yet seen bound
   bool rebuild_queued = false;
 
-  // Other schedulers' pods that hold GPUs: by uid, (node, GPUs); and per node, the sum.
+  // Other schedulers' pods that hold GPUs: by uid, (node, GPUs). The core keeps each node's sum.
   std::unordered_map<std::string, std::pair<std::string, int>> others;
-  std::map<std::string, int> others_by_node;
 };
 
 using scheduler_actor = caf::stateful_actor<scheduler_state>;
@@ -156,12 +155,7 @@ void apply_other(scheduler_actor* self, watch::event_type type, const k8s::pod& 
   if (it != st.others.end() && it->second == std::make_pair(p.spec.node_name, gpus))
     return;
   auto add = [&](const std::string& node, int delta) {
-    int& sum = st.others_by_node[node];
-    sum += delta;
-    const int now = sum;
-    if (now <= 0)
-      st.others_by_node.erase(node);
-    if (st.core->set_other_pods_gpus(node, std::max(0, now)))
+    if (st.core->set_other_pods_gpus(node, st.core->other_pods_gpus(node) + delta))
       queue_pass(self); // GPUs freed may let a waiting pod in; taken ones change wait reasons
   };
   if (it != st.others.end()) {
@@ -406,8 +400,8 @@ void rebuild(scheduler_actor* self) {
   st.core.emplace(std::move(*core));
   for (const auto& [name, n] : st.nodes)
     st.core->set_node(name, node_healthy(*n));
-  for (const auto& [node, gpus] : st.others_by_node)
-    st.core->set_other_pods_gpus(node, gpus);
+  for (const auto& [uid, held] : st.others)
+    st.core->set_other_pods_gpus(held.first, st.core->other_pods_gpus(held.first) + held.second);
   // The pods the old core held (those it refused were told why already and stay out).
   std::vector<pod_ptr> pods;
   for (const auto& [uid, p] : st.known_pods) {

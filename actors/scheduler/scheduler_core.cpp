@@ -220,6 +220,8 @@ bool scheduler_core::set_other_pods_gpus(std::string_view node, int gpus) {
   return impl_->state.set_foreign(std::string(node), gpus);
 }
 
+int scheduler_core::other_pods_gpus(std::string_view node) const { return impl_->state.foreign_gpus(node); }
+
 status scheduler_core::add_pod(const pod_view& pod) {
   auto& d = *impl_;
   if (auto valid = d.validate(pod.spec); !valid) return valid.err();

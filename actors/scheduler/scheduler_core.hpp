@@ -175,6 +175,7 @@ public:
   // GPUs that pods bound by other schedulers hold on a node (note 8); 0 when none. True when
   // it changed which GPUs can be had.
   bool set_other_pods_gpus(std::string_view node, int gpus);
+  int other_pods_gpus(std::string_view node) const;
 
   // Note 1. Errors: no or unreadable bind-info, GPUs already taken by another group. A
   // placement the configuration no longer has (unknown node or GPU) is not an error (note 7).

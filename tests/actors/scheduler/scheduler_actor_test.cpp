@@ -145,6 +145,12 @@ const json::value* pod_scheduled(const json::value& p) {
 
 bool is_bound(const json::value& p) { return !node_of(p).empty(); }
 
+// Told it waits: PodScheduled=False.
+bool unschedulable(const json::value& p) {
+  const auto* cond = pod_scheduled(p);
+  return cond && cond->get_string("status") == "False";
+}
+
 // Each pod of a 2-GPU gang holds a pair of GPUs under one switch: {0,1}, {2,3}, ...
 void check_switch_pairs(const std::vector<json::value>& pods) {
   std::set<std::pair<std::string, int>> used;
@@ -246,10 +252,7 @@ TEST_CASE("GPUs that another scheduler's pod holds on a node are not given to Ko
   REQUIRE(held_on_node0() == 6);
   // 16 GPUs, 6 of them theirs: a gang of three 4-GPU pods (12) must wait.
   c.create_gang("ours", 3, 4, "forever");
-  auto p = c.wait_pod("ours-0", [](const json::value& p) {
-    const auto* cond = pod_scheduled(p);
-    return cond && cond->get_string("status") == "False";
-  });
+  auto p = c.wait_pod("ours-0", unschedulable);
   const auto* cond = pod_scheduled(p);
   REQUIRE(cond);
   CHECK_THAT(cond->get_string("message"), Catch::Contains("6 held by other schedulers' pods"));
@@ -268,10 +271,7 @@ TEST_CASE("GPUs that another scheduler's pod holds on a node are not given to Ko
 TEST_CASE("a gang that cannot fit waits unbound with PodScheduled=False and a reason, and holds no GPU") {
   local_cluster c(options(1, 8));
   c.create_gang("too-big", 2, 8, "forever");
-  auto p = c.wait_pod("too-big-0", [](const json::value& p) {
-    const auto* cond = pod_scheduled(p);
-    return cond && cond->get_string("status") == "False";
-  });
+  auto p = c.wait_pod("too-big-0", unschedulable);
   const auto* cond = pod_scheduled(p);
   REQUIRE(cond);
   CHECK(cond->get_string("reason") == "Unschedulable");
