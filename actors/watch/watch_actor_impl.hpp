@@ -24,6 +24,13 @@ struct list_done { // one page's answer, as bytes: decoded on the actor's thread
   std::uint64_t generation = 0;
   std::shared_ptr<expected<client::response>> result;
 };
+// A batch of a LIST page's items as the answer arrives ({"items":[...]}), or, with no batch, the
+// start of the page's answer (again, when the client retries it: what came before is dropped).
+template <class T>
+struct list_batch {
+  std::uint64_t generation = 0;
+  std::shared_ptr<std::string> batch;
+};
 template <class T>
 struct line_arrived {
   std::uint64_t generation = 0;
@@ -36,6 +43,8 @@ struct stream_closed {
 
 template <class I, class T>
 typename I::result_type inspect(I& f, list_done<T>& x) { return f(caf::meta::type_name("list_done"), x.generation); }
+template <class I, class T>
+typename I::result_type inspect(I& f, list_batch<T>& x) { return f(caf::meta::type_name("list_batch"), x.generation); }
 template <class I, class T>
 typename I::result_type inspect(I& f, line_arrived<T>& x) { return f(caf::meta::type_name("line_arrived"), x.generation); }
 template <class I>
@@ -72,6 +81,10 @@ struct watch_state {
   // The LIST under way: its options (the continue token of the next page) and the items so far.
   client::list_options list_opts;
   std::vector<std::shared_ptr<const T>> list_items;
+  // The current page's items decoded so far, batch by batch, and whether a batch could not be
+  // read at all (the page is then listed again).
+  std::vector<std::shared_ptr<const T>> page_items;
+  bool page_unreadable = false;
   bool list_restarted = false; // an expired continue token restarted it unpaged once
   bool stream_delivered = false;
   watch_stats stats;
@@ -175,11 +188,40 @@ expected<k8s::object_list<T>> decode_list_skipping(watch_actor<T>* self, const s
 }
 
 template <class T>
+void on_list_batch(watch_actor<T>* self, list_batch<T>& msg) {
+  auto& st = self->state;
+  if (msg.generation != st.generation)
+    return;
+  if (!msg.batch) {
+    st.page_items.clear();
+    st.page_unreadable = false;
+    return;
+  }
+  auto batch = object_traits<T>::decode_list(*msg.batch);
+  if (!batch)
+    batch = decode_list_skipping(self, *msg.batch);
+  if (!batch) {
+    spdlog::warn("watch={} list answer cannot be read: {}", st.what(), batch.err().message);
+    st.page_unreadable = true;
+    return;
+  }
+  for (auto& obj : batch->items)
+    st.page_items.push_back(std::make_shared<const T>(std::move(obj)));
+}
+
+template <class T>
 void on_list(watch_actor<T>* self, list_done<T>& msg) {
   auto& st = self->state;
   if (msg.generation != st.generation)
     return;
   auto& result = *msg.result;
+  std::vector<std::shared_ptr<const T>> streamed = std::move(st.page_items);
+  st.page_items.clear();
+  if (result && st.page_unreadable) {
+    st.page_unreadable = false;
+    schedule_retry(self, true);
+    return;
+  }
   if (!result) {
     // An expired continue token: start over as one unpaged list (client-go's pager).
     if (result.err().code == 410 && !st.list_opts.continue_token.empty() && !st.list_restarted) {
@@ -195,7 +237,8 @@ void on_list(watch_actor<T>* self, list_done<T>& msg) {
     return;
   }
   // Straight from the bytes to typed objects (simdjson), no JSON tree in between; a page with an
-  // object the model cannot read is read again item by item, skipping that one.
+  // object the model cannot read is read again item by item, skipping that one. The items came
+  // in batches while the answer arrived (list_batch); the body holds the rest, "items":[].
   auto page = object_traits<T>::decode_list(result->body);
   if (!page)
     page = decode_list_skipping(self, result->body);
@@ -205,6 +248,10 @@ void on_list(watch_actor<T>* self, list_done<T>& msg) {
     schedule_retry(self, true);
     return;
   }
+  if (st.list_items.empty())
+    st.list_items = std::move(streamed);
+  else
+    st.list_items.insert(st.list_items.end(), streamed.begin(), streamed.end());
   for (auto& obj : page->items)
     st.list_items.push_back(std::make_shared<const T>(std::move(obj)));
   if (!page->continue_token.empty()) {
@@ -239,6 +286,8 @@ void start_list(watch_actor<T>* self) {
   ++st.generation; // answers to an abandoned LIST or stream are dropped
   st.list_started = std::chrono::steady_clock::now();
   st.list_items.clear();
+  st.page_items.clear();
+  st.page_unreadable = false;
   st.list_restarted = false;
   client::list_options& opts = st.list_opts;
   opts = {};
@@ -259,6 +308,12 @@ void request_page(watch_actor<T>* self) {
   auto& st = self->state;
   caf::actor me = caf::actor_cast<caf::actor>(self);
   client::request req{"GET", client::collection_path(st.cfg.resource) + client::list_query(st.list_opts)};
+  auto items = std::make_shared<client::list_items_handler>();
+  items->restart = [me, gen = st.generation] { caf::anon_send(me, list_batch<T>{gen, nullptr}); };
+  items->batch = [me, gen = st.generation](std::string batch, std::size_t) {
+    caf::anon_send(me, list_batch<T>{gen, std::make_shared<std::string>(std::move(batch))});
+  };
+  req.list_items = std::move(items);
   st.cli->send(std::move(req), [me, gen = st.generation](expected<client::response> r) {
     caf::anon_send(me, list_done<T>{gen, std::make_shared<expected<client::response>>(std::move(r))});
   });
@@ -358,6 +413,7 @@ caf::behavior watch_behavior(watch_actor<T>* self, std::shared_ptr<client::clien
   self->attach_functor([self] { self->state.stream.cancel(); });
   start_list(self);
   return {
+      [self](list_batch<T>& msg) { on_list_batch(self, msg); },
       [self](list_done<T>& msg) { on_list(self, msg); },
       [self](line_arrived<T>& msg) { on_line(self, msg); },
       [self](stream_closed& msg) { on_closed(self, msg); },

@@ -2,6 +2,7 @@
 // retry loop. Every coroutine here runs on the single io thread, so pool and limiter state
 // need no locks.
 #include "k8s/client/detail/client_impl.hpp"
+#include "k8s/client/list_splitter.hpp"
 
 #include "k8s/client/status_error.hpp"
 #include "k8s/client/client_metrics.hpp"
@@ -27,23 +28,47 @@ namespace {
 constexpr std::size_t max_idle_connections = 32;
 constexpr auto token_reread_interval = std::chrono::seconds(60);
 
-// Collects a whole response.
+// Collects a whole response, or with a list_items_handler a 200 JSON answer's items in batches
+// and the rest of it.
 class string_sink final : public body_sink {
 public:
+  explicit string_sink(const list_items_handler* items) : items_(items) {}
+
   void on_head(int s, std::string_view reason, std::map<std::string, std::string>&& h) override {
     status = s;
     reason_phrase = std::string(reason);
     headers = std::move(h);
+    if (items_ && status == 200 && is_json()) {
+      items_->restart();
+      splitter_.emplace(items_->batch);
+    }
   }
   bool on_body(std::string_view data) override {
-    body.append(data);
+    if (splitter_)
+      splitter_->feed(data);
+    else
+      body.append(data);
     return true;
+  }
+  // Once the answer is complete.
+  void finish() {
+    if (splitter_)
+      body = splitter_->finish();
   }
 
   int status = 0;
   std::string reason_phrase;
   std::map<std::string, std::string> headers;
   std::string body;
+
+private:
+  bool is_json() const {
+    auto it = headers.find("content-type");
+    return it != headers.end() && it->second.rfind("application/json", 0) == 0;
+  }
+
+  const list_items_handler* items_;
+  std::optional<list_splitter> splitter_;
 };
 
 // Completion of a top-level coroutine: an exception (from a user callback) must not take the
@@ -243,9 +268,10 @@ net::awaitable<client_impl::attempt_outcome> client_impl::attempt(const request&
       co_return fail(shut_down_error(), kind::permanent);
     }
     deadline timer(ioc, conn, cfg.request_timeout);
-    string_sink sink;
+    string_sink sink(req.list_items.get());
     auto x = co_await exchange(*conn, raw, sink, false, req.method == "HEAD");
     if (x.complete) {
+      sink.finish();
       ++conn->served;
       if (x.keep_alive && !shutting_down)
         put_idle(conn);

@@ -198,6 +198,35 @@ TEST_CASE("a subscription by label delivers only matching pods, and a pod leavin
   }
 }
 
+TEST_CASE("a LIST of many batches' worth of pods is read whole, each pod once") {
+  // Its items reach the watch in batches of about 256 KiB while the answer arrives: 600 pods of
+  // about 1.2 KiB are three of them.
+  target t;
+  const std::string pad(1000, 'x');
+  for (int i = 0; i < 600; ++i) {
+    auto body = json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"big-)" + std::to_string(i) +
+                            R"(","annotations":{"pad":")" + pad + R"("}},"spec":{"containers":[{"name":"c","image":"busybox"}]}})");
+    REQUIRE(body.has_value());
+    REQUIRE(t.cli->create(t.pods(), *body).has_value());
+  }
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  {
+    caf::scoped_actor self{sys};
+    auto w = spawn_pods_watch(sys, t);
+    self->request(w, 30s, atoms::synced_atom::value).receive([](caf::ok_atom) {}, [](caf::error& e) {
+      FAIL("watch never synced: " << caf::to_string(e));
+    });
+    CHECK(stats_of(self, w).objects == 600);
+    self->send(w, atoms::subscribe_atom::value, watch::index_kind::all, std::string(), caf::actor_cast<caf::actor>(self));
+    view v;
+    CHECK(converge(self, v, t.server_state()));
+    CHECK(v.items.size() == 600);
+    CHECK(v.duplicates == 0);
+    caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
+  }
+}
+
 TEST_CASE("a watch with a field selector on spec.schedulerName lists and follows only that scheduler's pods") {
   target t;
   t.create_pod("ours-1", "a", "kozmo-test");

@@ -370,3 +370,68 @@ TEST_CASE("a request's extra headers are sent as given, and a HEAD answer's Cont
   CHECK(seen[0].headers["authorization"] == "AWS4-HMAC-SHA256 Credential=x");
   CHECK(k.idle_connections() == 1);
 }
+
+TEST_CASE("a LIST's items reach their handler in batches as they arrive, and a retried answer starts over",
+          "[http]") {
+  // 300 items of about 1 KiB: more than one batch of 256 KiB.
+  std::string list = R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"9"},"items":[)";
+  for (int i = 0; i < 300; ++i)
+    list += (i ? "," : "") + std::string(R"({"metadata":{"name":"p)") + std::to_string(i) +
+            R"(","annotations":{"pad":")" + std::string(1000, 'x') + "\"}}}";
+  list += "]}";
+  std::atomic<int> calls{0};
+  scripted_server server([&](const received_request& r, server_connection& c) {
+    if (r.target == "/api/v1/namespaces/a/pods/nope") {
+      c.respond(404, not_found_status);
+      return;
+    }
+    c.start_chunked(200);
+    if (calls++ == 0) { // the first answer breaks off half-way: the GET is retried
+      c.send_chunk(std::string_view(list).substr(0, list.size() / 2));
+      c.close_after();
+      return;
+    }
+    for (std::size_t at = 0; at < list.size(); at += 1000)
+      c.send_chunk(std::string_view(list).substr(at, 1000));
+    c.end_chunks();
+  });
+  kozmo::client::client k(fast_config(server.url()));
+  // The handler runs on the io thread; send_sync returns after its last call.
+  int restarts = 0, batches = 0;
+  std::vector<std::string> names;
+  auto handler = std::make_shared<list_items_handler>();
+  handler->restart = [&] {
+    ++restarts;
+    batches = 0;
+    names.clear();
+  };
+  handler->batch = [&](std::string batch, std::size_t count) {
+    ++batches;
+    auto doc = json::parse(batch);
+    REQUIRE(doc);
+    const auto& items = doc->find("items")->as_array();
+    CHECK(items.size() == count);
+    for (const auto& item : items)
+      names.push_back(item.find("metadata")->get_string("name"));
+  };
+  auto req = get("/api/v1/pods");
+  req.list_items = handler;
+  auto r = k.send_sync(req);
+  REQUIRE(r);
+  CHECK(calls == 2);
+  CHECK(restarts == 2);
+  CHECK(batches >= 2);
+  REQUIRE(names.size() == 300);
+  CHECK(names.front() == "p0");
+  CHECK(names.back() == "p299");
+  CHECK(r->body == R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"9"},"items":[]})");
+
+  // An error answer comes whole, to the caller, and the handler hears nothing of it.
+  auto missing = get("/api/v1/namespaces/a/pods/nope");
+  missing.list_items = handler;
+  auto e = k.send_sync(missing);
+  REQUIRE_FALSE(e);
+  CHECK(e.err().code == 404);
+  CHECK(e.err().message == "pods \"nope\" not found");
+  CHECK(restarts == 2);
+}

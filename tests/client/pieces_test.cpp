@@ -1,5 +1,8 @@
-// The client's pure pieces: paths, retry policy, token bucket, line splitting, Status errors.
+// The client's pure pieces: paths, retry policy, token bucket, line and LIST splitting, Status
+// errors.
 #include "k8s/client/line_splitter.hpp"
+#include "k8s/client/list_splitter.hpp"
+#include "k8s/json/value.hpp"
 #include "k8s/client/paths.hpp"
 #include "k8s/client/rate_limiter.hpp"
 #include "k8s/client/retry.hpp"
@@ -10,6 +13,7 @@
 #include <vector>
 
 using namespace kozmo::client;
+namespace json = kozmo::json;
 using namespace std::chrono_literals;
 
 TEST_CASE("core resources live under /api/v1 and others under /apis/group/version", "[paths]") {
@@ -127,6 +131,83 @@ TEST_CASE("watch lines are reassembled across chunks and split when they share o
   s.finish(collect);
   REQUIRE(lines.size() == 3);
   CHECK(lines[2] == R"({"type":"MODIFIED"})");
+}
+
+namespace {
+
+// A LIST answer whose items hold what could mislead a splitter: braces, brackets, quotes and
+// backslashes inside strings, a nested "items" key, an empty object, and a key after the items.
+const std::string tricky_list =
+    "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"42\",\"items\":\"not these\"},"
+    "\"items\": [ {\"metadata\":{\"name\":\"a\",\"annotations\":{\"x\":\"}]{[\\\"\\\\\"}}},"
+    "{\"metadata\":{\"name\":\"b\"},\"spec\":{\"items\":[{\"k\":[1,2]},\"items\"]}} ,\n"
+    "{}, {\"metadata\":{\"name\":\"c\\\\\"}} ],\"extra\":{\"continue\":\"\"}}";
+
+struct split_result {
+  std::vector<json::value> items;
+  std::vector<std::size_t> counts;
+  std::string rest;
+};
+
+// Feeds `text` in pieces of `piece` bytes to a splitter making batches of `batch_bytes`.
+split_result split(const std::string& text, std::size_t piece, std::size_t batch_bytes) {
+  split_result out;
+  list_splitter s(
+      [&](std::string batch, std::size_t count) {
+        auto doc = json::parse(batch);
+        REQUIRE(doc);
+        const auto& items = doc->find("items")->as_array();
+        CHECK(items.size() == count);
+        out.items.insert(out.items.end(), items.begin(), items.end());
+        out.counts.push_back(count);
+      },
+      batch_bytes);
+  for (std::size_t at = 0; at < text.size(); at += piece)
+    s.feed(std::string_view(text).substr(at, piece));
+  out.rest = s.finish();
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("a LIST answer is split into its items wherever its chunks end", "[lists]") {
+  auto whole = json::parse(tricky_list);
+  REQUIRE(whole);
+  const auto& expected_items = whole->find("items")->as_array();
+  for (std::size_t piece : {std::size_t(1), std::size_t(2), std::size_t(7), tricky_list.size()}) {
+    INFO("pieces of " << piece << " bytes");
+    auto got = split(tricky_list, piece, 1 << 20);
+    REQUIRE(got.items.size() == 4);
+    for (std::size_t i = 0; i < got.items.size(); ++i)
+      CHECK(got.items[i] == expected_items[i]);
+    CHECK(got.counts == std::vector<std::size_t>{4});
+    // The rest is the answer without its items, still JSON, its metadata untouched.
+    auto rest = json::parse(got.rest);
+    REQUIRE(rest);
+    CHECK(rest->find("items")->as_array().empty());
+    CHECK(rest->find("metadata")->get_string("resourceVersion") == "42");
+    CHECK(rest->find("metadata")->get_string("items") == "not these");
+    CHECK(rest->find("extra") != nullptr);
+  }
+}
+
+TEST_CASE("a LIST's items come in batches of about the size asked for", "[lists]") {
+  std::string text = "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"7\"},\"items\":[";
+  for (int i = 0; i < 100; ++i)
+    text += (i ? "," : "") + std::string("{\"metadata\":{\"name\":\"pod-") + std::to_string(i) + "\"}}";
+  text += "]}";
+  auto got = split(text, 100, 300);
+  REQUIRE(got.items.size() == 100);
+  CHECK(got.items[99].find("metadata")->get_string("name") == "pod-99");
+  CHECK(got.counts.size() > 5);
+  CHECK(got.counts.size() < 20);
+  // An empty list and an answer that is no list pass through whole.
+  auto empty = split(R"({"kind":"PodList","metadata":{},"items":[]})", 3, 300);
+  CHECK(empty.items.empty());
+  CHECK(empty.rest == R"({"kind":"PodList","metadata":{},"items":[]})");
+  auto other = split(R"({"kind":"Pod","metadata":{"name":"items"},"spec":{"items":[1]}})", 5, 300);
+  CHECK(other.items.empty());
+  CHECK(other.rest == R"({"kind":"Pod","metadata":{"name":"items"},"spec":{"items":[1]}})");
 }
 
 TEST_CASE("a Kubernetes Status body becomes the error's message, reason and code", "[errors]") {
