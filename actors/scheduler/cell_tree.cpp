@@ -161,9 +161,10 @@ private:
           return error::invalid("pinned cell '" + c.pinned_id + "' at '" + c.address +
                                 "' lies inside pinned cell '" + tree.cells_[up].pinned_id + "'");
     }
+    std::map<int, cell_id>* owner = nullptr;
     if (info.is_leaf) {
-      auto& owner = gpu_owner_[c.node];
-      if (auto dup = owner.find(c.leaf_indices[0]); dup != owner.end())
+      owner = &gpu_owner_[c.node];
+      if (auto dup = owner->find(c.leaf_indices[0]); dup != owner->end())
         return error::invalid("GPU index " + std::to_string(c.leaf_indices[0]) + " on node '" +
                               c.node + "' belongs to two cells: '" +
                               tree.cells_[dup->second].address + "' and '" + c.address + "'");
@@ -175,26 +176,25 @@ private:
     if (!spec.pinned_cell_id.empty()) tree.pinned_.emplace(spec.pinned_cell_id, id);
     if (info.is_node_level) tree.node_cells_[tree.cells_[id].node].push_back(id);
     if (info.is_leaf) {
-      gpu_owner_[tree.cells_[id].node][tree.cells_[id].leaf_indices[0]] = id;
+      (*owner)[tree.cells_[id].leaf_indices[0]] = id;
       if (!spec.cell_children.empty())
         return error::invalid("leaf cell '" + tree.cells_[id].address + "' of type '" + type +
                               "' cannot have cellChildren");
       return id;
     }
 
-    // Omitted children mean "the full hierarchy of the type" (HiveD's `cellChildren: null`).
-    std::vector<physical_cell_spec> defaults;
-    const auto* children = &spec.cell_children;
-    if (children->empty()) {
-      defaults.resize(static_cast<std::size_t>(info.child_number));
-      children = &defaults;
-    }
-    if (children->size() != static_cast<std::size_t>(info.child_number))
+    // Omitted children mean "the full hierarchy of the type" (HiveD's `cellChildren: null`):
+    // as many children as the type has, each with nothing given.
+    static const physical_cell_spec nothing_given;
+    const bool by_default = spec.cell_children.empty();
+    const std::size_t count = by_default ? static_cast<std::size_t>(info.child_number) : spec.cell_children.size();
+    if (count != static_cast<std::size_t>(info.child_number))
       return error::invalid("physical cell '" + tree.cells_[id].address + "' of type '" + type +
-                            "' has " + std::to_string(children->size()) +
+                            "' has " + std::to_string(count) +
                             " children but the type requires " + std::to_string(info.child_number));
-    for (std::size_t i = 0; i < children->size(); ++i) {
-      const auto& child = (*children)[i];
+    tree.cells_[id].children.reserve(count);
+    for (std::size_t i = 0; i < count; ++i) {
+      const auto& child = by_default ? nothing_given : spec.cell_children[i];
       if (!child.cell_type.empty() && child.cell_type != info.child_type)
         return error::invalid("physical cell '" + tree.cells_[id].address + "' of type '" + type +
                               "' has child #" + std::to_string(i) + " of type '" + child.cell_type +
@@ -218,6 +218,13 @@ expected<cell_tree> cell_tree::build(const physical_cluster_spec& spec) {
   if (!types) return types.err();
   cell_tree_builder b;
   b.tree.types_ = std::move(*types);
+  // The cells are known in number before they are built: one allocation instead of a vector
+  // that doubles (and moves every cell built so far) some seventeen times for 75,000 cells.
+  std::int64_t planned = 0;
+  for (const auto& top : spec.physical_cells)
+    if (b.tree.types_.count(top.cell_type))
+      planned = std::min(planned + subtree_cells(b.tree.types_, top.cell_type), max_cells);
+  b.tree.cells_.reserve(static_cast<std::size_t>(planned));
   for (std::size_t i = 0; i < spec.physical_cells.size(); ++i) {
     if (auto st = b.add_top(spec.physical_cells[i], i); !st) return st.err();
   }
