@@ -392,6 +392,7 @@ struct engine::impl {
       others.resource = {"", "v1", "pods", "", "", ""};
       others.field_selector = "spec.schedulerName!=" + k8s::escape_field_value(opts.scheduler_name) +
                               ",spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed";
+      others.counted_pods = true; // the scheduler is its only subscriber, and counts them
       other_pods_watch = watch::spawn_watch<k8s::pod>(*sys, cli, others);
       actors.push_back(other_pods_watch);
     }

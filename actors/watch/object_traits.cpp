@@ -2,9 +2,10 @@
 
 namespace kozmo::watch {
 
+namespace {
+
 template <class T>
-expected<watch_line<T>> meta_traits<T>::decode_line(std::string_view line) {
-  auto ev = k8s::decode_watch_event<T>(line);
+expected<watch_line<T>> to_line(expected<k8s::watch_event<T>> ev) {
   if (!ev)
     return ev.err();
   watch_line<T> out;
@@ -25,6 +26,21 @@ expected<watch_line<T>> meta_traits<T>::decode_line(std::string_view line) {
   }
   out.object = std::make_shared<const T>(std::move(ev->object));
   return out;
+}
+
+} // namespace
+
+template <class T>
+expected<watch_line<T>> meta_traits<T>::decode_line(std::string_view line) {
+  return to_line(k8s::decode_watch_event<T>(line));
+}
+
+expected<watch_line<k8s::pod>> object_traits<k8s::pod>::decode_counted_line(std::string_view line) {
+  return to_line(k8s::decode_counted_pod_event(line));
+}
+
+expected<k8s::object_list<k8s::pod>> object_traits<k8s::pod>::decode_counted_list(std::string_view body) {
+  return k8s::decode_counted_pod_list(body);
 }
 
 template <class T>

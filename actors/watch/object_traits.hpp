@@ -52,6 +52,9 @@ struct object_traits<k8s::pod> : meta_traits<k8s::pod> {
     }
     meta_index_values(p, kind, out);
   }
+  // Only what a scheduler counts of other schedulers' pods (watch_config::counted_pods).
+  static expected<watch_line<k8s::pod>> decode_counted_line(std::string_view line);
+  static expected<k8s::object_list<k8s::pod>> decode_counted_list(std::string_view body);
 };
 
 template <>

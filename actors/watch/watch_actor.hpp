@@ -2,11 +2,14 @@
 // resourceVersion with bookmarks, keeps an indexed cache, and fans typed events out to
 // subscribers.
 //
-//   client io thread ──list result / decoded watch line / stream closed──▶ watch_actor<T>
+//   client io thread ──list batches, list done / decoded watch line / stream closed──▶ watch_actor<T>
 //   watch_actor<T>  ──object_event<T>──▶ subscribers (by kind + key: owner uid, label, node, ...)
 //
 // The first LIST asks for resourceVersion=0 (the API server's watch cache, unpaged), as
-// client-go's reflector does; later relists are consistent reads.
+// client-go's reflector does; later relists are consistent reads. A LIST's items reach the
+// actor in batches of about 256 KiB while the answer is still arriving (the client's
+// list_splitter), and each batch is decoded on the actor's thread: a LIST of 30,000 pods is
+// never one 50 MB document in memory.
 //
 // Recovery, as an informer does it:
 //   stream ended cleanly (server timeout)   → re-watch at once from the last seen version
@@ -34,6 +37,10 @@ struct watch_config {
   std::chrono::milliseconds min_backoff{100};
   std::chrono::milliseconds max_backoff{10000};
   std::int64_t watch_timeout_seconds = 0; // 0: let the server decide
+  // Pods only: keep just what a scheduler counts of other schedulers' pods (metadata, node,
+  // scheduler, priority, containers' resources, phase; k8s::decode_counted_pod_list), for a
+  // watch whose subscribers need no more.
+  bool counted_pods = false;
 };
 
 // Spawns the watch actor for objects of type T (pods, nodes, custom objects; see

@@ -123,6 +123,22 @@ void deliver(watch_actor<T>* self, const event<T>& ev) {
 template <class T>
 void start_list(watch_actor<T>* self);
 
+// A LIST page or batch, and a watch line, as the watch's configuration asks them decoded.
+template <class T>
+expected<k8s::object_list<T>> decode_page(const watch_config& cfg, std::string_view body) {
+  if constexpr (std::is_same_v<T, k8s::pod>)
+    if (cfg.counted_pods)
+      return object_traits<T>::decode_counted_list(body);
+  return object_traits<T>::decode_list(body);
+}
+template <class T>
+expected<watch_line<T>> decode_line(bool counted_pods, std::string_view line) {
+  if constexpr (std::is_same_v<T, k8s::pod>)
+    if (counted_pods)
+      return object_traits<T>::decode_counted_line(line);
+  return object_traits<T>::decode_line(line);
+}
+
 template <class T>
 void start_watch(watch_actor<T>* self) {
   auto& st = self->state;
@@ -138,9 +154,9 @@ void start_watch(watch_actor<T>* self) {
   caf::actor me = caf::actor_cast<caf::actor>(self);
   st.stream = st.cli->watch(
       st.cfg.resource, opts,
-      [me, gen](std::string_view line) {
+      [me, gen, counted = st.cfg.counted_pods](std::string_view line) {
         // Decoded here, on the io thread, so the actor receives typed objects.
-        auto decoded = std::make_shared<expected<watch_line<T>>>(object_traits<T>::decode_line(line));
+        auto decoded = std::make_shared<expected<watch_line<T>>>(decode_line<T>(counted, line));
         caf::anon_send(me, line_arrived<T>{gen, std::move(decoded)});
       },
       [me, gen](expected<ok_t> how) {
@@ -197,7 +213,7 @@ void on_list_batch(watch_actor<T>* self, list_batch<T>& msg) {
     st.page_unreadable = false;
     return;
   }
-  auto batch = object_traits<T>::decode_list(*msg.batch);
+  auto batch = decode_page<T>(st.cfg, *msg.batch);
   if (!batch)
     batch = decode_list_skipping(self, *msg.batch);
   if (!batch) {
@@ -239,7 +255,7 @@ void on_list(watch_actor<T>* self, list_done<T>& msg) {
   // Straight from the bytes to typed objects (simdjson), no JSON tree in between; a page with an
   // object the model cannot read is read again item by item, skipping that one. The items came
   // in batches while the answer arrived (list_batch); the body holds the rest, "items":[].
-  auto page = object_traits<T>::decode_list(result->body);
+  auto page = decode_page<T>(st.cfg, result->body);
   if (!page)
     page = decode_list_skipping(self, result->body);
   result->body.clear();

@@ -150,17 +150,94 @@ dstatus read_event_type(tape_node& v, watch_event_type& out, bool& seen) {
   return {};
 }
 
-template <class T>
-dstatus decode_event_object(tape_node& n, watch_event<T>& ev) {
+// The object of a watch event, or its Status; decode_object(node, object) fills the object.
+template <class T, class DecodeObject>
+dstatus decode_event_object(tape_node& n, watch_event<T>& ev, DecodeObject&& decode_object) {
   std::string api_version;
   KOZMO_DTRY(n.peek_type_meta(api_version, ev.kind));
   if (ev.kind == "Status") {
     ev.status.emplace();
     return decode(n, *ev.status);
   }
-  KOZMO_DTRY(decode(n, ev.object));
+  KOZMO_DTRY(decode_object(n, ev.object));
   ev.resource_version = ev.object.metadata.resource_version;
   return {};
+}
+
+// A pod as decode_counted_pod_list reads it: the metadata, a few fields of the spec, the phase.
+struct counted_container {
+  container& c;
+};
+struct counted_spec {
+  pod_spec& s;
+};
+struct counted_status {
+  pod_status& s;
+};
+struct counted_pod {
+  pod& p;
+};
+
+dstatus decode_field(field_key k, tape_node& v, counted_container& x) {
+  if (k == "name") return decode(v, x.c.name);
+  if (k == "resources") return decode(v, x.c.resources);
+  return {};
+}
+
+dstatus decode_counted_containers(tape_node& n, std::vector<container>& out) {
+  out.clear();
+  out.reserve(n.element_count());
+  return n.elements([&](tape_node& item) -> dstatus {
+    counted_container ref{out.emplace_back()};
+    return decode(item, ref);
+  });
+}
+
+dstatus decode_field(field_key k, tape_node& v, counted_spec& x) {
+  if (k == "nodeName") return decode(v, x.s.node_name);
+  if (k == "schedulerName") return decode(v, x.s.scheduler_name);
+  if (k == "priority") return decode(v, x.s.priority);
+  if (k == "containers") return decode_counted_containers(v, x.s.containers);
+  if (k == "initContainers") return decode_counted_containers(v, x.s.init_containers);
+  return {};
+}
+
+dstatus decode_field(field_key k, tape_node& v, counted_status& x) {
+  return k == "phase" ? decode(v, x.s.phase) : dstatus{};
+}
+
+dstatus decode_field(field_key k, tape_node& v, counted_pod& x) {
+  if (k == "metadata") return decode(v, x.p.metadata);
+  if (k == "spec") {
+    counted_spec ref{x.p.spec};
+    return decode(v, ref);
+  }
+  if (k == "status") {
+    counted_status ref{x.p.status};
+    return decode(v, ref);
+  }
+  return {};
+}
+
+dstatus decode_counted(tape_node& n, pod& p) {
+  counted_pod ref{p};
+  return decode(n, ref);
+}
+
+// A list whose items are decoded by decode_item(node, item).
+template <class T, class DecodeItem>
+struct list_with {
+  object_list<T>& l;
+  DecodeItem& decode_item;
+};
+
+template <class T, class DecodeItem>
+dstatus decode_field(field_key k, tape_node& v, list_with<T, DecodeItem>& x) {
+  if (k != "items")
+    return decode_field(k, v, x.l); // the list's metadata
+  x.l.items.clear();
+  x.l.items.reserve(v.element_count());
+  return v.elements([&](tape_node& item) -> dstatus { return x.decode_item(item, x.l.items.emplace_back()); });
 }
 
 template <class T>
@@ -223,19 +300,22 @@ expected<T> decode(std::string_view json) {
   return result;
 }
 
-template <class T>
-expected<watch_event<T>> decode_watch_event(std::string_view line) {
+namespace detail {
+namespace {
+
+template <class T, class DecodeObject>
+expected<watch_event<T>> decode_watch_event_with(std::string_view line, DecodeObject&& decode_object) {
   // Decoded in place: a pod is some forty strings, maps and vectors, and moving it into the
   // result afterwards costs more than decoding its scalars.
   expected<watch_event<T>> result{std::in_place};
   watch_event<T>& ev = *result;
   bool have_type = false;
-  auto s = detail::with_document(line, [&](detail::tape_node& root) {
-    return root.fields([&](std::string_view k, detail::tape_node& v) -> detail::dstatus {
+  auto s = with_document(line, [&](tape_node& root) {
+    return root.fields([&](std::string_view k, tape_node& v) -> dstatus {
       if (k == "type")
-        return detail::read_event_type(v, ev.type, have_type);
+        return read_event_type(v, ev.type, have_type);
       if (k == "object")
-        return detail::decode_event_object(v, ev);
+        return decode_event_object(v, ev, decode_object);
       return {};
     });
   });
@@ -245,6 +325,37 @@ expected<watch_event<T>> decode_watch_event(std::string_view line) {
   else if (!have_type)
     result = error::bad_request("watch event without a type");
   return result;
+}
+
+template <class T, class DecodeItem>
+expected<object_list<T>> decode_list_with(std::string_view json, DecodeItem&& decode_item) {
+  expected<object_list<T>> result{std::in_place};
+  auto s = with_document(json, [&](tape_node& n) {
+    list_with<T, DecodeItem> ref{*result, decode_item};
+    return decode(n, ref);
+  });
+  if (!s.ok())
+    result = s.to_error();
+  return result;
+}
+
+// The whole object, as the model has it.
+constexpr auto decode_whole = [](tape_node& n, auto& object) { return decode(n, object); };
+
+} // namespace
+} // namespace detail
+
+template <class T>
+expected<watch_event<T>> decode_watch_event(std::string_view line) {
+  return detail::decode_watch_event_with<T>(line, detail::decode_whole);
+}
+
+expected<watch_event<pod>> decode_counted_pod_event(std::string_view line) {
+  return detail::decode_watch_event_with<pod>(line, detail::decode_counted);
+}
+
+expected<object_list<pod>> decode_counted_pod_list(std::string_view json) {
+  return detail::decode_list_with<pod>(json, detail::decode_counted);
 }
 
 expected<any_watch_event> decode_watch_event(std::string_view line) {

@@ -76,4 +76,11 @@ struct object_list {
 template <class T>
 expected<object_list<T>> decode_list(std::string_view json);
 
+// Pods with only what a scheduler counts of another scheduler's pod: the metadata, where it
+// runs (spec.nodeName, spec.schedulerName, spec.priority), its containers' and init
+// containers' names and resources, and status.phase. Everything else is left empty: a LIST of
+// 20,000 pods decodes in less time and memory. For a watch of pods that are only counted.
+expected<watch_event<pod>> decode_counted_pod_event(std::string_view line);
+expected<object_list<pod>> decode_counted_pod_list(std::string_view json);
+
 } // namespace kozmo::k8s

@@ -265,3 +265,60 @@ TEST_CASE("every event of a pod watch stream recorded from kube-apiserver v1.20.
   CHECK(running > 100);
   CHECK(with_env == lines); // the training controller's MASTER_ADDR, WORLD_SIZE, RANK...
 }
+
+TEST_CASE("another scheduler's pods decode with what is counted of them and nothing more") {
+  const std::string pod_json =
+      R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"theirs","namespace":"ml","uid":"u-1","resourceVersion":"51","labels":{"app":"x"},"annotations":{"a":"b"}},)"
+      R"("spec":{"nodeName":"node-7","schedulerName":"default-scheduler","priority":100,)"
+      R"("initContainers":[{"name":"init","image":"busybox","env":[{"name":"E","value":"v"}],"resources":{"limits":{"nvidia.com/gpu":"4"}}}],)"
+      R"("containers":[{"name":"main","image":"trainer:1","command":["python"],"env":[{"name":"E","value":"v"}],"resources":{"limits":{"nvidia.com/gpu":"2","cpu":"4"},"requests":{"cpu":"2"}}}],)"
+      R"("tolerations":[{"key":"k","operator":"Exists"}],"nodeSelector":{"gpu":"a100"}},)"
+      R"("status":{"phase":"Running","podIP":"10.0.0.7","conditions":[{"type":"Ready","status":"True"}]}})";
+  auto check_counted = [](const pod& p) {
+    CHECK(p.metadata.name == "theirs");
+    CHECK(p.metadata.namespace_ == "ml");
+    CHECK(p.metadata.uid == "u-1");
+    CHECK(p.metadata.resource_version == "51");
+    CHECK(p.metadata.annotations.size() == 1);
+    CHECK(p.spec.node_name == "node-7");
+    CHECK(p.spec.scheduler_name == "default-scheduler");
+    CHECK(p.spec.priority == 100);
+    REQUIRE(p.spec.containers.size() == 1);
+    CHECK(p.spec.containers[0].name == "main");
+    CHECK(p.spec.containers[0].resources.limits.size() == 2);
+    CHECK(p.spec.containers[0].resources.requests.size() == 1);
+    REQUIRE(p.spec.init_containers.size() == 1);
+    CHECK(p.spec.init_containers[0].resources.limits.size() == 1);
+    CHECK(p.status.phase == "Running");
+    // What the count does not need stays empty.
+    CHECK(p.spec.containers[0].image.empty());
+    CHECK(p.spec.containers[0].env.empty());
+    CHECK(p.spec.containers[0].command.empty());
+    CHECK(p.spec.init_containers[0].env.empty());
+    CHECK(p.spec.tolerations.empty());
+    CHECK(p.spec.node_selector.empty());
+    CHECK(p.status.conditions.empty());
+    CHECK(p.status.pod_ip.empty());
+  };
+  auto event = decode_counted_pod_event(R"({"type":"MODIFIED","object":)" + pod_json + "}");
+  REQUIRE(event.has_value());
+  CHECK(event->type == watch_event_type::modified);
+  CHECK(event->resource_version == "51");
+  check_counted(event->object);
+
+  auto list = decode_counted_pod_list(R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"60","continue":"c2"},"items":[)" +
+                                      pod_json + "," + pod_json + "]}");
+  REQUIRE(list.has_value());
+  CHECK(list->resource_version == "60");
+  CHECK(list->continue_token == "c2");
+  REQUIRE(list->items.size() == 2);
+  check_counted(list->items[1]);
+
+  // A Status on the stream (410 Expired) is read as one, and a broken line is an error.
+  auto expired = decode_counted_pod_event(
+      R"({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Expired","code":410}})");
+  REQUIRE(expired.has_value());
+  REQUIRE(expired->status.has_value());
+  CHECK(expired->status->code == 410);
+  CHECK_FALSE(decode_counted_pod_event(R"({"type":"ADDED","object":{"spec":{"containers":[{)").has_value());
+}
