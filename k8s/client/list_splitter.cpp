@@ -60,7 +60,6 @@ void list_splitter::feed(std::string_view data) {
     in_item_ = false;
     scalar_item_ = false;
     ++batch_count_;
-    ++items_;
     if (batch_.size() >= batch_bytes_)
       close_batch();
   };

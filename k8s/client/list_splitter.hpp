@@ -32,19 +32,15 @@ public:
   // The end of the answer: hands over the last batch and returns the rest.
   std::string finish();
 
-  std::size_t items() const { return items_; }
-
 private:
   void open_batch();
   void close_batch();
-  void end_item(std::string_view data, std::size_t end);
 
   batch_fn on_batch_;
   std::size_t batch_bytes_;
   std::string rest_;
   std::string batch_;
   std::size_t batch_count_ = 0;
-  std::size_t items_ = 0;
 
   int depth_ = 0;           // nesting of the whole answer: 1 inside the top object
   bool in_string_ = false;
