@@ -184,11 +184,18 @@ dstatus decode_field(field_key k, tape_node& v, counted_container& x) {
   return {};
 }
 
-dstatus decode_counted_containers(tape_node& n, std::vector<container>& out) {
+// An array, each item decoded by decode_item(node, item): decode(node, vector) with another
+// decoder for the items.
+template <class T, class DecodeItem>
+dstatus decode_each(tape_node& n, std::vector<T>& out, DecodeItem&& decode_item) {
   out.clear();
   out.reserve(n.element_count());
-  return n.elements([&](tape_node& item) -> dstatus {
-    counted_container ref{out.emplace_back()};
+  return n.elements([&](tape_node& item) -> dstatus { return decode_item(item, out.emplace_back()); });
+}
+
+dstatus decode_counted_containers(tape_node& n, std::vector<container>& out) {
+  return decode_each(n, out, [](tape_node& item, container& c) {
+    counted_container ref{c};
     return decode(item, ref);
   });
 }
@@ -235,9 +242,7 @@ template <class T, class DecodeItem>
 dstatus decode_field(field_key k, tape_node& v, list_with<T, DecodeItem>& x) {
   if (k != "items")
     return decode_field(k, v, x.l); // the list's metadata
-  x.l.items.clear();
-  x.l.items.reserve(v.element_count());
-  return v.elements([&](tape_node& item) -> dstatus { return x.decode_item(item, x.l.items.emplace_back()); });
+  return decode_each(v, x.l.items, x.decode_item);
 }
 
 template <class T>
@@ -379,11 +384,7 @@ expected<any_watch_event> decode_watch_event(std::string_view line) {
 
 template <class T>
 expected<object_list<T>> decode_list(std::string_view json) {
-  expected<object_list<T>> result{std::in_place};
-  auto s = detail::with_document(json, [&](detail::tape_node& n) { return detail::decode(n, *result); });
-  if (!s.ok())
-    result = s.to_error();
-  return result;
+  return detail::decode_list_with<T>(json, detail::decode_whole);
 }
 
 #define KOZMO_DECODE_KIND(T)                                                                        \

@@ -142,6 +142,13 @@ caf::actor spawn_pods_watch(caf::actor_system& sys, const target& t, std::string
   return watch::spawn_watch<k8s::pod>(sys, t.cli, wc);
 }
 
+// Waits until the watch has listed (its first LIST applied).
+void await_synced(caf::scoped_actor& self, const caf::actor& w, std::chrono::seconds timeout) {
+  self->request(w, timeout, atoms::synced_atom::value).receive([](caf::ok_atom) {}, [](caf::error& e) {
+    FAIL("watch never synced: " << caf::to_string(e));
+  });
+}
+
 watch_stats stats_of(caf::scoped_actor& self, const caf::actor& w) {
   watch_stats out;
   self->request(w, 5s, atoms::stats_atom::value).receive([&](watch_stats& s) { out = s; }, [](caf::error&) {});
@@ -159,9 +166,7 @@ TEST_CASE("a subscriber sees every pod that exists and every change after it sub
   {
     caf::scoped_actor self{sys};
     auto w = spawn_pods_watch(sys, t);
-    self->request(w, 10s, atoms::synced_atom::value).receive([](caf::ok_atom) {}, [](caf::error& e) {
-      FAIL("watch never synced: " << caf::to_string(e));
-    });
+    await_synced(self, w, 10s);
     self->send(w, atoms::subscribe_atom::value, watch::index_kind::all, std::string(), caf::actor_cast<caf::actor>(self));
     view v;
     t.create_pod("after-1");
@@ -214,9 +219,7 @@ TEST_CASE("a LIST of many batches' worth of pods is read whole, each pod once") 
   {
     caf::scoped_actor self{sys};
     auto w = spawn_pods_watch(sys, t);
-    self->request(w, 30s, atoms::synced_atom::value).receive([](caf::ok_atom) {}, [](caf::error& e) {
-      FAIL("watch never synced: " << caf::to_string(e));
-    });
+    await_synced(self, w, 30s);
     CHECK(stats_of(self, w).objects == 600);
     self->send(w, atoms::subscribe_atom::value, watch::index_kind::all, std::string(), caf::actor_cast<caf::actor>(self));
     view v;
