@@ -161,8 +161,12 @@ status parse_client(const json::value& v, client_section& out) {
       if (!val.is_int() || val.as_int() <= 0)
         return error::bad_request("client.burst: must be a whole number above 0");
       out.burst = static_cast<int>(val.as_int());
+    } else if (key == "connections") {
+      if (!val.is_int() || val.as_int() <= 0 || val.as_int() > 10000)
+        return error::bad_request("client.connections: must be a whole number from 1 to 10000");
+      out.connections = static_cast<int>(val.as_int());
     } else {
-      return error::bad_request("client." + key + ": unknown key (known: qps, burst)");
+      return error::bad_request("client." + key + ": unknown key (known: qps, burst, connections)");
     }
   }
   return ok;

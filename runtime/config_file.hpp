@@ -8,7 +8,8 @@
 //                   on a node are not given to ours.
 //                   extender: serve kube-scheduler's extender verbs instead of scheduling
 //                   directly (bindAddress; certFile, keyFile, clientCAFile; insecure)
-//   client:         qps, burst: the API client's rate limit
+//   client:         qps, burst: the API client's rate limit; connections: its requests on the
+//                   wire at once
 //   leaderElection: leaseDuration, renewDeadline, retryPeriod (Go durations), resourceName,
 //                   resourceNamespace (component-base's LeaderElectionConfiguration names)
 // An unknown section, an unknown key or a bad value is an error that names it, reported
@@ -46,6 +47,7 @@ struct scheduler_section {
 struct client_section {
   double qps = 0;  // 0 = the default of the command
   int burst = 0;   // 0 = twice qps
+  int connections = 0; // requests on the wire at once; 0 = the default of the command
 };
 
 struct leader_election_section {

@@ -33,6 +33,10 @@ int run_controller(const controller_options& opts) {
   eo.kubeconfig = opts.kubeconfig;
   eo.client_qps = config->client.qps;
   eo.client_burst = config->client.burst;
+  // kube-scheduler's client multiplexes its binds over HTTP/2 (up to 250 streams on one
+  // connection); Kozmo's speaks HTTP/1.1, one request per connection. At 64 the binds of a
+  // burst waited for connections (README, "Head-to-head").
+  eo.client_connections = config->client.connections > 0 ? config->client.connections : 128;
   if (opts.scheduler) {
     eo.scheduler_config = config->scheduler.config_text;
     eo.scheduler_from_nodes = config->scheduler.config_text.empty();

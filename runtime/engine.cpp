@@ -275,6 +275,8 @@ struct engine::impl {
       ccfg.qps = opts.client_qps;
       ccfg.burst = opts.client_burst > 0 ? opts.client_burst : static_cast<int>(opts.client_qps * 2);
     }
+    if (opts.client_connections > 0)
+      ccfg.max_connections = opts.client_connections;
     ccfg.user_agent = "kozmo/0.1";
     cli = std::make_shared<client::client>(ccfg);
     return ok;

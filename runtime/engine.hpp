@@ -101,6 +101,7 @@ struct engine_options {
   int workers = 0;
   double client_qps = 0;        // 0 = the client's default (or a loopback-sized one when embedded)
   int client_burst = 0;         // 0 = twice client_qps
+  int client_connections = 0;   // requests on the wire at once; 0 = the client's default (64)
   leader_election_options leader_election;
   // Kozmo's own HTTP endpoints when the API server is not embedded ("host:port"; "" = none):
   // /metrics and /v1/inspect/... on metrics_address; /healthz and /readyz on probe_address

@@ -26,7 +26,7 @@ scheduler:
   schedulerName: gpu-sched
   config:
     physicalCluster: {cellTypes: {}, physicalCells: []}
-client: {qps: 100, burst: 300}
+client: {qps: 100, burst: 300, connections: 32}
 leaderElection:
   leaseDuration: 30s
   renewDeadline: 20s
@@ -40,6 +40,7 @@ leaderElection:
   CHECK(c->scheduler.config_text.find("physicalCluster") != std::string::npos);
   CHECK(c->client.qps == 100);
   CHECK(c->client.burst == 300);
+  CHECK(c->client.connections == 32);
   CHECK(c->leader_election.timing.lease_duration == std::chrono::seconds(30));
   CHECK(c->leader_election.timing.retry_period == std::chrono::seconds(4));
   CHECK(c->leader_election.resource_name == "my-lease");
@@ -73,6 +74,8 @@ TEST_CASE("every bad value names its field") {
   CHECK(message("leaderElection: {leaseName: x}").rfind("f.yaml: leaderElection.leaseName: unknown key", 0) == 0);
   CHECK(message("client: {qps: 0}") == "f.yaml: client.qps: must be a number above 0");
   CHECK(message("client: {burst: 1.5}") == "f.yaml: client.burst: must be a whole number above 0");
+  CHECK(message("client: {connections: 0}") == "f.yaml: client.connections: must be a whole number from 1 to 10000");
+  CHECK(message("client: {timeout: 5}") == "f.yaml: client.timeout: unknown key (known: qps, burst, connections)");
   CHECK(message("scheduler: {config: text}").rfind("f.yaml: scheduler.config: must be HiveD's configuration", 0) == 0);
   CHECK(message("scheduler: {config: {}, configFile: x}").find("f.yaml: scheduler.configFile: cannot read") == 0);
   CHECK(message("gpus: {}") == "f.yaml: gpus: unknown section (known: tasks, scheduler, client, leaderElection)");
