@@ -36,8 +36,12 @@ struct scheduler_state {
   int force_bind_threshold = 3;
   intake_options intake;
 
-  // Start-up: every watch must have listed before recovery; inspect waits for `ready`.
-  int unsynced = 2;
+  // Start-up: our pods are recovered once the nodes and our pods are listed (`recovered`); the
+  // scheduler is `ready` once other schedulers' pods are counted too. Inspect waits for `ready`.
+  int unsynced = 2;         // the nodes watch and our pods watch, not yet listed
+  bool others_listed = true; // false while a watch of other schedulers' pods has not listed
+  bool recovered = false;
+  std::size_t recovered_pods = 0;
   bool ready = false;
   std::vector<std::function<void()>> deferred;
   std::unordered_map<std::string, pod_ptr> pods_at_start; // by uid (sorted oldest first when used)
@@ -347,27 +351,61 @@ void derive_at_start(scheduler_actor* self) {
     spdlog::info("scheduler: configuration derived from {} GPU node(s)", gpu_nodes);
 }
 
-// Both watches have listed: account for the bound pods first, then queue the waiting ones.
-void become_ready(scheduler_actor* self) {
+long ms_since(std::chrono::steady_clock::time_point began) {
+  return static_cast<long>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - began).count());
+}
+
+void apply_listed_nodes(scheduler_actor* self) {
   auto& st = self->state;
-  auto began = std::chrono::steady_clock::now();
   for (const auto& [name, n] : st.nodes_at_start)
     apply_node(self, watch::event_type::added, n);
   st.nodes_at_start.clear();
+}
+
+// The nodes and our pods have listed: our bound pods are recovered from their bind-info. With a
+// watch of other schedulers' pods of its own, this runs while that (larger) LIST is still on its
+// way; their GPUs are counted afterwards, on what our pods leave free. Our waiting pods stay
+// buffered until the scheduler is ready.
+void recover_at_start(scheduler_actor* self) {
+  auto& st = self->state;
+  auto began = std::chrono::steady_clock::now();
+  apply_listed_nodes(self);
+  std::vector<pod_ptr> ours;
+  for (auto it = st.pods_at_start.begin(); it != st.pods_at_start.end();) {
+    const auto& p = *it->second;
+    if (p.spec.scheduler_name == st.cfg.scheduler_name && !p.spec.node_name.empty()) {
+      ours.push_back(std::move(it->second));
+      it = st.pods_at_start.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  oldest_first(ours);
+  for (const auto& p : ours)
+    apply_pod(self, watch::event_type::added, p);
+  st.recovered = true;
+  st.recovered_pods = ours.size();
+  spdlog::info("scheduler: {} group(s) recovered from {} bound pod(s) (in {} ms)", st.core->placed_groups(), ours.size(),
+               ms_since(began));
+}
+
+// Every watch has listed: other schedulers' pods are counted, then our waiting pods queued.
+void become_ready(scheduler_actor* self) {
+  auto& st = self->state;
+  auto began = std::chrono::steady_clock::now();
+  apply_listed_nodes(self); // those that changed since recovery
   std::vector<pod_ptr> pods;
   for (auto& [uid, p] : st.pods_at_start)
     pods.push_back(std::move(p));
   st.pods_at_start.clear();
   oldest_first(pods);
-  // Ours first, then other schedulers' (their GPUs are counted on what our pods leave free).
-  for (bool ours : {true, false})
-    for (const auto& p : pods)
-      if (!p->spec.node_name.empty() && (p->spec.scheduler_name == st.cfg.scheduler_name) == ours)
-        apply_pod(self, watch::event_type::added, p);
+  for (const auto& p : pods)
+    if (!p->spec.node_name.empty())
+      apply_pod(self, watch::event_type::added, p);
   st.ready = true;
-  spdlog::info("scheduler ready: {} group(s) recovered, {} pod(s) known (in {} ms)", st.core->placed_groups(),
-               pods.size(),
-               std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - began).count());
+  spdlog::info("scheduler ready: {} group(s) recovered, {} pod(s) known (in {} ms after the last LIST)",
+               st.core->placed_groups(), st.recovered_pods + pods.size(), ms_since(began));
   if (st.cfg.on_ready)
     st.cfg.on_ready();
   st.report->notices(st.core->take_notices()); // groups downgraded by a configuration change
@@ -495,20 +533,35 @@ caf::behavior scheduler(scheduler_actor* self, std::shared_ptr<client::client> c
     self->send(st.cfg.other_pods_watch, atoms::subscribe_atom::value, watch::index_kind::all, std::string(), me);
     watches.push_back(st.cfg.other_pods_watch);
   }
-  st.unsynced = static_cast<int>(watches.size());
+  st.unsynced = 2;
+  st.others_listed = watches.size() == 2;
   for (const auto& w : watches)
-    self->request(w, caf::infinite, atoms::synced_atom::value).then([self, nodes = w == nodes_watch](caf::ok_atom) {
-      // A derived configuration is made as soon as the nodes are listed, while the (larger)
-      // pods LIST is still on its way.
-      if (nodes && self->state.cfg.derived)
-        derive_at_start(self);
-      if (--self->state.unsynced == 0)
-        become_ready(self);
-    });
+    self->request(w, caf::infinite, atoms::synced_atom::value)
+        .then([self, nodes = w == nodes_watch, others = w != nodes_watch && w != pods_watch](caf::ok_atom) {
+          auto& st = self->state;
+          // A derived configuration is made as soon as the nodes are listed, while the (larger)
+          // pods LISTs are still on their way.
+          if (nodes && st.cfg.derived)
+            derive_at_start(self);
+          if (others)
+            st.others_listed = true;
+          else if (--st.unsynced == 0)
+            recover_at_start(self);
+          if (st.recovered && st.others_listed)
+            become_ready(self);
+        });
   return {
       [self](const object_event<k8s::pod>& ev) {
-        on_watch_event(self, self->state.pods_at_start, ev, ev.object->metadata.uid,
-                       [&] { apply_pod(self, ev.type, ev.object); });
+        auto& st = self->state;
+        const auto& p = *ev.object;
+        // Recovered, not yet ready: our bound pods' changes reach the core at once (it holds
+        // them now); waiting ones and other schedulers' pods wait for readiness.
+        if (!st.ready && st.recovered && p.spec.scheduler_name == st.cfg.scheduler_name &&
+            (ev.type == watch::event_type::deleted || !p.spec.node_name.empty())) {
+          st.pods_at_start.erase(p.metadata.uid);
+          return apply_pod(self, ev.type, ev.object);
+        }
+        on_watch_event(self, st.pods_at_start, ev, p.metadata.uid, [&] { apply_pod(self, ev.type, ev.object); });
       },
       [self](const object_event<k8s::node>& ev) {
         on_watch_event(self, self->state.nodes_at_start, ev, ev.object->metadata.name,
