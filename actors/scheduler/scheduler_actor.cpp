@@ -41,7 +41,6 @@ struct scheduler_state {
   int unsynced = 2;         // the nodes watch and our pods watch, not yet listed
   bool others_listed = true; // false while a watch of other schedulers' pods has not listed
   bool recovered = false;
-  std::size_t recovered_pods = 0;
   bool ready = false;
   std::vector<std::function<void()>> deferred;
   std::unordered_map<std::string, pod_ptr> pods_at_start; // by uid (sorted oldest first when used)
@@ -385,7 +384,6 @@ void recover_at_start(scheduler_actor* self) {
   for (const auto& p : ours)
     apply_pod(self, watch::event_type::added, p);
   st.recovered = true;
-  st.recovered_pods = ours.size();
   spdlog::info("scheduler: {} group(s) recovered from {} bound pod(s) (in {} ms)", st.core->placed_groups(), ours.size(),
                ms_since(began));
 }
@@ -404,8 +402,8 @@ void become_ready(scheduler_actor* self) {
     if (!p->spec.node_name.empty())
       apply_pod(self, watch::event_type::added, p);
   st.ready = true;
-  spdlog::info("scheduler ready: {} group(s) recovered, {} pod(s) known (in {} ms after the last LIST)",
-               st.core->placed_groups(), st.recovered_pods + pods.size(), ms_since(began));
+  spdlog::info("scheduler ready: {} group(s) recovered, {} more pod(s) counted or queued (in {} ms after the last LIST)",
+               st.core->placed_groups(), pods.size(), ms_since(began));
   if (st.cfg.on_ready)
     st.cfg.on_ready();
   st.report->notices(st.core->take_notices()); // groups downgraded by a configuration change
@@ -533,7 +531,6 @@ caf::behavior scheduler(scheduler_actor* self, std::shared_ptr<client::client> c
     self->send(st.cfg.other_pods_watch, atoms::subscribe_atom::value, watch::index_kind::all, std::string(), me);
     watches.push_back(st.cfg.other_pods_watch);
   }
-  st.unsynced = 2;
   st.others_listed = watches.size() == 2;
   for (const auto& w : watches)
     self->request(w, caf::infinite, atoms::synced_atom::value)
