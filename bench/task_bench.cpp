@@ -43,6 +43,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <sys/resource.h>
 #include <unistd.h>
 
 using namespace kozmo;
@@ -62,6 +63,14 @@ double cpu_seconds() {
     if (i == 14 || i == 15)
       ticks += std::strtod(field.c_str(), nullptr);
   return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// Context switches this process has made (voluntary + involuntary, every thread): the part of a
+// run's cost that grows with the hypervisor's price for a switch, which differs between hosts.
+long context_switches() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_nvcsw + ru.ru_nivcsw;
 }
 
 long rss_kib() {
@@ -183,6 +192,7 @@ double run_to_succeeded(engine& e, const client::resource_ref& where, std::vecto
   auto progress = e.system().spawn(pod_progress, e.pods_watch(), prefix);
   auto start = steady::now();
   double cpu_start = cpu_seconds();
+  long switches_start = context_switches();
   // Created as a user does, on a client of its own (bench::user_client).
   const std::size_t failed = bench::create_all(*bench::user_client(e), where, bodies);
   answered_at = std::chrono::duration<double>(steady::now() - start).count();
@@ -213,7 +223,8 @@ double run_to_succeeded(engine& e, const client::resource_ref& where, std::vecto
       at = end;
     }
   }
-  std::printf("    (%s: %.1f CPU seconds in %.1f s)\n", where.resource.c_str(), cpu_seconds() - cpu_start, wall);
+  std::printf("    (%s: %.1f CPU seconds in %.1f s, %ld context switches)\n", where.resource.c_str(),
+              cpu_seconds() - cpu_start, wall, context_switches() - switches_start);
   return t < 0 ? -1 : wall;
 }
 
