@@ -11,6 +11,7 @@
 //    binder, NODES simulated nodes), pods of 1 s: create to all Succeeded; beside it the time
 //    the same kind of server takes for TASKS bare pods asking for what a task pod asks for (the
 //    platform's default 1 cpu, 1Gi), through the same nodes. Ratio bare / tasks; target ≥ 0.8.
+//    Each side also prints the CPU seconds and context switches the process spent on it.
 //    KOZMO_BENCH_ONLY=tasks (or =bare) runs one side alone, for a profile.
 // 3. Rounds under a flood of pod events: FLOOD_TASKS tasks whose pods run forever, then every
 //    pod is patched FLOOD_EVENTS times (a label: a MODIFIED event through the API server, the
@@ -65,8 +66,8 @@ double cpu_seconds() {
   return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
-// Context switches this process has made (voluntary + involuntary, every thread): the part of a
-// run's cost that grows with the hypervisor's price for a switch, which differs between hosts.
+// Context switches this process has made (voluntary + involuntary, summed over its threads): a
+// cost whose price is set by the kernel and the hypervisor, so one way two hosts can differ.
 long context_switches() {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
