@@ -135,8 +135,7 @@ void connection::serve(http_request req, bool keep_alive) {
 }
 
 void connection::dispatch(const http_request& req, bool keep_alive) {
-  std::string path = req.target.substr(0, req.target.find('?'));
-  if (auto injected = state_.faults.take_failure(path)) {
+  if (auto injected = state_.faults.take_failure(req.target)) {
     write_response(*injected, keep_alive);
     return;
   }

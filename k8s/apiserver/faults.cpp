@@ -47,9 +47,14 @@ void fault_injector::clear() {
   expire_resumes_ = false;
 }
 
-std::optional<http_response> fault_injector::take_failure(std::string_view path) {
+std::size_t fault_injector::failures_left() const {
   std::lock_guard lock(mu_);
-  if (fail_count_ == 0 || path.substr(0, fail_prefix_.size()) != fail_prefix_)
+  return fail_count_;
+}
+
+std::optional<http_response> fault_injector::take_failure(std::string_view target) {
+  std::lock_guard lock(mu_);
+  if (fail_count_ == 0 || target.substr(0, fail_prefix_.size()) != fail_prefix_)
     return std::nullopt;
   --fail_count_;
   api_error e;

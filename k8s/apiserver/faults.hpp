@@ -23,18 +23,21 @@ public:
   void drop_watches_after(std::size_t events);
   // Watches resuming from a resourceVersion get 200 + one ERROR event (410 Expired), then close.
   void expire_watch_resumes(bool on);
-  // The next `count` requests whose path starts with `path_prefix` ("" = any) are answered
-  // with `status` instead of being served: 429 TooManyRequests (with Retry-After:
-  // retry_after_seconds) or 500 InternalError (or any other code).
+  // The next `count` requests whose target (path, then query as sent) starts with
+  // `path_prefix` ("" = any) are answered with `status` instead of being served: 429
+  // TooManyRequests (with Retry-After: retry_after_seconds) or 500 InternalError (or any other
+  // code). A prefix with a query picks one LIST among others of the same path.
   void fail_next(std::size_t count, int status, std::string path_prefix = {}, int retry_after_seconds = 1);
+  // Injected answers not given yet.
+  std::size_t failures_left() const;
   // Every response (and the start of every watch) is delayed by this much.
   void set_latency(std::chrono::milliseconds latency);
   // Back to normal service.
   void clear();
 
   // ---- used by the server ----
-  // The injected answer for a request to `path`, if one is due (consumes it).
-  std::optional<http_response> take_failure(std::string_view path);
+  // The injected answer for a request to `target` (path and query), if one is due (consumes it).
+  std::optional<http_response> take_failure(std::string_view target);
   std::chrono::milliseconds latency() const;
   // (threshold, generation): the generation changes whenever drop_watches_after is called, so
   // a stream restarts its count.

@@ -18,6 +18,17 @@ TEST_CASE("injected 429s carry Retry-After and stop after the requested count") 
   CHECK(s.http->get(pods).status == 200);
 }
 
+TEST_CASE("a prefix with a query fails only the requests that send that query") {
+  running_server s;
+  s.srv.faults().fail_next(1, 429, "/api/v1/pods?fieldSelector=spec.nodeName%3D");
+  CHECK(s.http->get("/api/v1/pods").status == 200);
+  CHECK(s.http->get("/api/v1/pods?labelSelector=a%3Db").status == 200);
+  CHECK(s.srv.faults().failures_left() == 1);
+  CHECK(s.http->get("/api/v1/pods?fieldSelector=spec.nodeName%3Dn1").status == 429);
+  CHECK(s.srv.faults().failures_left() == 0);
+  CHECK(s.http->get("/api/v1/pods?fieldSelector=spec.nodeName%3Dn1").status == 200);
+}
+
 TEST_CASE("injected 500s answer an InternalError Status") {
   running_server s;
   s.srv.faults().fail_next(1, 500);
