@@ -1,6 +1,7 @@
 // Kozmo's GPU scheduler in direct mode, through the embedding API (kozmo::engine): the
 // embedded API server, simulated kubelets, the scheduler actor and its cellgroup actors,
 // observed the way a user would: pods, their annotations and conditions, events, inspect.
+#include "k8s/apiserver/server.hpp"
 #include "k8s/client/client.hpp"
 #include "runtime/engine.hpp"
 #include "runtime/hived_shape.hpp"
@@ -392,4 +393,60 @@ TEST_CASE("kozmo local derives a valid HiveD configuration from a simple cluster
   for (const auto& n : back->nodes)
     gpus[n.name] = n.gpus;
   CHECK(gpus == std::map<std::string, int>{{"a", 8}, {"b", 8}, {"c", 4}, {"d", 2}});
+}
+
+TEST_CASE("a gang deleted after recovery but before other schedulers' pods are listed gives its GPUs back") {
+  // kozmo controller's layout: an API server of its own (here the embedded one, whose fault
+  // injector can hold one LIST back), a GPU node without a kubelet, the scheduler alone on a
+  // pods watch narrowed to its pods and a watch of other schedulers' pods.
+  apiserver::server srv;
+  REQUIRE(srv.start().has_value());
+  client::config cfg;
+  cfg.server = srv.url();
+  client::client cli(cfg);
+  auto node = json::parse(R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"gpu-0"},"status":{"allocatable":{"cpu":"64","memory":"256Gi","pods":"110","nvidia.com/gpu":"8"},"capacity":{"cpu":"64","memory":"256Gi","pods":"110","nvidia.com/gpu":"8"},"conditions":[{"type":"Ready","status":"True"}]}})");
+  REQUIRE(node.has_value());
+  REQUIRE(cli.create({"", "v1", "nodes", "", "", ""}, *node).has_value());
+  engine_options o;
+  o.server_url = srv.url();
+  o.scheduler_from_nodes = true;
+  o.pods_field_selector = "spec.schedulerName=kozmo";
+  auto create_gang = [&](const std::string& gang) {
+    for (int i = 0; i < 2; ++i) {
+      auto body = json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + gang + "-" +
+                              std::to_string(i) + R"(","annotations":{"kozmo.io/gang":")" + gang +
+                              R"(","kozmo.io/gang-members":"2x4"}},"spec":{"schedulerName":"kozmo","containers":[{"name":"main","image":"busybox:1.36","resources":{"limits":{"nvidia.com/gpu":"4"}}}]}})");
+      REQUIRE(body.has_value());
+      REQUIRE(cli.create({"", "v1", "pods", "default", "", ""}, *body).has_value());
+    }
+  };
+  auto bound = [&](const std::string& name) {
+    return test::poll_until([&] { return cli.get({"", "v1", "pods", "default", name, ""}); }, is_bound, 30s);
+  };
+  {
+    engine first(o);
+    REQUIRE(first.start().has_value());
+    create_gang("old"); // all 8 GPUs, recorded in the pods' bind-info
+    REQUIRE(is_bound(bound("old-0")));
+    REQUIRE(is_bound(bound("old-1")));
+    first.stop();
+  }
+  // The next start gets the nodes and its own pods at once (it recovers "old" from them, in
+  // milliseconds), and the LIST of other schedulers' pods only after five 429s of a second each.
+  srv.faults().fail_next(5, 429, "/api/v1/pods?fieldSelector=spec.schedulerName%21%3Dkozmo", 1);
+  engine second(o);
+  REQUIRE(second.start().has_value());
+  std::this_thread::sleep_for(1500ms);
+  client::delete_options now;
+  now.grace_period_seconds = 0;
+  REQUIRE(cli.remove({"", "v1", "pods", "default", "old-0", ""}, now).has_value());
+  REQUIRE(cli.remove({"", "v1", "pods", "default", "old-1", ""}, now).has_value());
+  std::this_thread::sleep_for(200ms);
+  INFO("the deletes must reach the scheduler while the other pods' LIST is held back");
+  REQUIRE(srv.faults().failures_left() > 0);
+  // Ready once that LIST comes: "old" is gone from the scheduler too, so "new" fits.
+  create_gang("new");
+  CHECK(is_bound(bound("new-0")));
+  CHECK(is_bound(bound("new-1")));
+  second.stop();
 }
