@@ -1,3 +1,4 @@
+#include "actors/kubelet/image_reference.hpp"
 #include "actors/kubelet/kubelet_actor_state.hpp"
 
 #include "actors/watch/object_traits.hpp"
@@ -115,7 +116,11 @@ void announce(kubelet_actor* self, const std::string& uid, const tracked_pod& p,
         reason = w->get_string("reason");
         message = w->get_string("message");
       }
-    post_event(self, p, uid, "Warning", reason == "ImagePullBackOff" ? "BackOff" : "Failed",
+    // A kubelet names an image it cannot parse InspectFailed (it never pulls it).
+    post_event(self, p, uid, "Warning",
+               reason == "ImagePullBackOff"   ? "BackOff"
+               : reason == "InvalidImageName" ? "InspectFailed"
+                                              : "Failed",
                message.empty() ? reason : message);
     break;
   }
@@ -271,8 +276,8 @@ void start_pod(kubelet_actor* self, const k8s::pod& pod, const std::string& miss
   spdlog::info("kubelet node={} pod={}/{} accepted", st.cfg.node.name, p.ns, p.name);
   auto [pos, _] = st.pods.emplace(uid, std::move(p));
   write_status(self, uid, pos->second);
-  post_event(self, pos->second, uid, "Normal", "Pulling",
-             "Pulling image \"" + (sp.containers.empty() ? "" : sp.containers[0].image) + "\"");
+  if (!sp.containers.empty() && !invalid_image_message(sp.containers[0].image))
+    post_event(self, pos->second, uid, "Normal", "Pulling", "Pulling image \"" + sp.containers[0].image + "\"");
   // A pod that was already Running when this kubelet restarted resumes running, for its whole
   // scripted duration again (the simulated containers restart with the kubelet).
   if (pod.status.phase == "Running") {

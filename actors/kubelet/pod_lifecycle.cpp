@@ -1,5 +1,6 @@
 #include "actors/kubelet/pod_lifecycle.hpp"
 
+#include "actors/kubelet/image_reference.hpp"
 #include "actors/kubelet/pod_status.hpp"
 
 #include "k8s/client/retry.hpp"
@@ -22,6 +23,15 @@ pod_lifecycle::pod_lifecycle(sim_pod pod, pod_script script, clock::time_point n
 std::optional<duration> pod_lifecycle::advance(clock::time_point now) {
   switch (stage_) {
   case stage::creating:
+    // As a kubelet does before it pulls: an image it cannot parse stays InvalidImageName.
+    for (const auto* list : {&pod_.init_containers, &pod_.containers})
+      for (const auto& c : *list)
+        if (auto message = invalid_image_message(c.image)) {
+          stage_ = stage::stuck;
+          waiting_reason_ = "InvalidImageName";
+          waiting_message_ = std::move(*message);
+          return std::nullopt;
+        }
     switch (script_.failure) {
     case scripted_failure::image_pull_backoff:
       stage_ = stage::image_pull_error;

@@ -1,5 +1,7 @@
 #include "actors/kubelet/process_spec.hpp"
 
+#include "actors/kubelet/image_reference.hpp"
+
 #include "k8s/client/config.hpp"
 
 #include <algorithm>
@@ -73,7 +75,10 @@ container_run_spec parse_container(const json::value& c, bool init) {
   if (auto p = c.get_string("terminationMessagePath"); !p.empty())
     out.termination_message_path = p;
   out.fallback_to_logs_on_error = c.get_string("terminationMessagePolicy") == "FallbackToLogsOnError";
-  if (out.command.empty()) {
+  if (auto message = invalid_image_message(out.image)) { // checked before a pull, as a kubelet does
+    out.blocked_reason = "InvalidImageName";
+    out.blocked_message = std::move(*message);
+  } else if (out.command.empty()) {
     out.blocked_reason = "CreateContainerError";
     out.blocked_message = "the process runtime needs a command: container \"" + out.name +
                           "\" has none, and the image (" + out.image +

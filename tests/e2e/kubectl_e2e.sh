@@ -53,6 +53,13 @@ kill "$WATCH_PID" 2>/dev/null; WATCH_PID=
 
 expect "describe pod shows its events" 'Started' k describe pod e2e-watched -n e2e
 
+sed -e 's/e2e-pod/e2e-typo/' -e 's|image: .*|image: "busybox:1.36:latest"|' "$M/pod.yaml" | k create -f - >/dev/null 2>&1
+eventually "a pod whose image name does not parse shows InvalidImageName" 'e2e-typo +0/1 +InvalidImageName' k get pod e2e-typo -n e2e
+within 10 "describe pod shows the kubelet's reason" \
+  'Warning +InspectFailed .*couldn.t parse image reference "busybox:1.36:latest": invalid reference format' \
+  k describe pod e2e-typo -n e2e
+expect "  ... and no pull" '^0$' sh -c "kubectl --cache-dir $WORK/cache describe pod e2e-typo -n e2e | grep -c Pulling || true"
+
 expect "cordon marks a node unschedulable" 'node/node-0 cordoned' k cordon node-0
 expect "get nodes shows SchedulingDisabled" 'node-0 +Ready,SchedulingDisabled' k get nodes
 expect "uncordon makes it schedulable again" 'node/node-0 uncordoned' k uncordon node-0

@@ -65,6 +65,7 @@ expect "kubectl describe shows the phase Events" 'Normal +Succeeded +.*kozmo-tas
   task bad-image 2 "    kozmo.io/sim-fail: InvalidImageName"
   task pull 0 "    kozmo.io/sim-fail: ImagePullBackOff"
   task broken 0 "    kozmo.io/sim-duration: 1s" | sed 's/    image: busybox:1.36/    imagePullPolicy: Always/'
+  task typo-image 2 "    kozmo.io/sim-duration: 1s" | sed 's/    image: busybox:1.36/    image: BusyBox:1.36/'
 } >"$WORK/failures.yaml"
 expect "kubectl apply creates the failing tasks" 'taskexecution.kozmo.io/pull created' k apply -f "$WORK/failures.yaml"
 within 10 "ImagePullBackOff first waits out its grace period" '^Initializing/ImagePullBackOff/0$' phase_reason pull
@@ -75,6 +76,10 @@ expect "each of its attempts was a fresh pod" 'oom-0.*oom-1.*oom-2' \
 expect "kubectl describe shows the failed attempts as Events" 'AttemptFailed .*attempt 1 failed: OOMKilled' k describe tx oom
 within 15 "InvalidImageName fails at once, without a retry" '^Failed/InvalidImageName/0$' phase_reason bad-image
 expect "its message says what to fix" 'fix the image name' field bad-image .status.message
+within 15 "an image name a kubelet cannot parse, unscripted, fails the same way" '^Failed/InvalidImageName/0$' \
+  phase_reason typo-image
+expect "  ... with the kubelet's own words" 'couldn.t parse image reference "BusyBox:1.36": invalid reference format: repository name must be lowercase' \
+  field typo-image .status.message
 within 20 "ImagePullBackOff fails after its grace period, with that reason" '^Failed/ImagePullBackOff/0$' phase_reason pull
 expect "the message names the grace period" 'Grace period \[4s\] exceeded' field pull .status.message
 within 10 "an invalid spec fails at once and names the field" 'spec.container.image: Required value' \

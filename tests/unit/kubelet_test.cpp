@@ -1,3 +1,4 @@
+#include "actors/kubelet/image_reference.hpp"
 #include "actors/kubelet/pod_lifecycle.hpp"
 
 #include <catch2/catch.hpp>
@@ -138,6 +139,64 @@ TEST_CASE("an image that cannot be pulled shows ErrImagePull, then ImagePullBack
   CHECK(waiting_reason(l) == "ImagePullBackOff");
   CHECK(l.phase() == "Pending");
   CHECK_FALSE(l.status_json().find("podIP") == nullptr);
+}
+
+TEST_CASE("image references a container runtime parses are accepted as they are written") {
+  const std::string sha = "sha256:" + std::string(64, 'a');
+  const std::vector<std::string> images{"busybox", "busybox:1.36", "busybox:latest", "library/busybox",
+                                        "docker.io/library/busybox:1.36", "index.docker.io/busybox",
+                                        "pytorch/pytorch:2.3.0-cuda12.1", "nvcr.io/nvidia/pytorch:24.05-py3",
+                                        "localhost:5000/team/train:v1", "localhost/train", "Registry.Example.com/a/b",
+                                        "my-registry.example:443/ns/name_with__parts.and-dashes---x", "busybox@" + sha,
+                                        "ghcr.io/org/app:1.0@" + sha, "busybox:" + std::string(128, 'T')};
+  for (const auto& image : images) {
+    INFO(image);
+    CHECK_FALSE(image_reference_error(image));
+    CHECK_FALSE(invalid_image_message(image));
+  }
+}
+
+TEST_CASE("image references a container runtime cannot parse are named with the parser's reason") {
+  CHECK(image_reference_error("BUSYBOX") == "invalid reference format: repository name must be lowercase");
+  CHECK(image_reference_error("Busy Box!") == "invalid reference format: repository name must be lowercase");
+  CHECK(image_reference_error("team/Train:1") == "invalid reference format: repository name must be lowercase");
+  CHECK(image_reference_error("busy box") == "invalid reference format");
+  CHECK(image_reference_error("busybox:") == "invalid reference format");
+  CHECK(image_reference_error("busybox:1:2") == "invalid reference format");
+  CHECK(image_reference_error("busybox:-1") == "invalid reference format");
+  CHECK(image_reference_error("busybox:" + std::string(129, 't')) == "invalid reference format");
+  CHECK(image_reference_error("-busybox") == "invalid reference format");
+  CHECK(image_reference_error("team//train") == "invalid reference format");
+  CHECK(image_reference_error("a___b") == "invalid reference format");
+  CHECK(image_reference_error("busybox@sha256:abc") == "invalid reference format");
+  CHECK(image_reference_error("busybox@" + std::string(64, 'a')) == "invalid reference format");
+  CHECK(image_reference_error("localhost:port/train") == "invalid reference format");
+  CHECK(image_reference_error("registry.example.com/" + std::string(250, 'a')) ==
+        "repository name must not be more than 255 characters");
+  CHECK(image_reference_error(std::string(64, 'f')) ==
+        "invalid repository name (" + std::string(64, 'f') + "), cannot specify 64-byte hexadecimal strings");
+  CHECK(image_reference_error("") == "invalid reference format");
+  CHECK(invalid_image_message("BUSYBOX") ==
+        "Failed to apply default image tag \"BUSYBOX\": couldn't parse image reference \"BUSYBOX\": invalid reference "
+        "format: repository name must be lowercase");
+}
+
+TEST_CASE("a container whose image does not parse stays Pending in InvalidImageName with the kubelet's message") {
+  auto t0 = clock::now();
+  auto pod = one_container("Never");
+  pod.containers.push_back({"sidecar", "Envoy:1.28"});
+  pod_lifecycle l(pod, script_of({}), t0);
+  CHECK_FALSE(l.advance(t0 + 500ms)); // nothing more happens on its own
+  CHECK(l.phase() == "Pending");
+  CHECK(waiting_reason(l) == "InvalidImageName");
+  auto state = main_state(l);
+  const auto* waiting = state.find("waiting");
+  REQUIRE(waiting != nullptr);
+  CHECK(waiting->get_string("message") == "Failed to apply default image tag \"Envoy:1.28\": couldn't parse image "
+                                         "reference \"Envoy:1.28\": invalid reference format: repository name must "
+                                         "be lowercase");
+  CHECK_FALSE(l.advance(t0 + 10s));
+  CHECK(waiting_reason(l) == "InvalidImageName");
 }
 
 TEST_CASE("a pod deleted while running stops with exit code 143 within its grace period") {

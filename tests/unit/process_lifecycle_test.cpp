@@ -272,6 +272,23 @@ TEST_CASE("a pod's run spec: command, env sources, mounts, volumes; no command i
         "MountVolume.SetUp failed for volume \"creds\" : secret \"db\" not found");
 }
 
+TEST_CASE("a container whose image does not parse waits in InvalidImageName, before any want of a command") {
+  auto pod = json::parse(R"json({
+    "metadata": {"name": "p", "namespace": "ns", "uid": "u"},
+    "spec": {"nodeName": "node-0", "restartPolicy": "Never",
+      "containers": [{"name": "main", "image": "Busy Box", "command": ["true"]},
+                     {"name": "side", "image": "BusyBox"}]}})json");
+  REQUIRE(pod);
+  auto spec = parse_run_spec(*pod);
+  REQUIRE(spec);
+  REQUIRE(spec->containers.size() == 2);
+  for (const auto& c : spec->containers) {
+    INFO(c.name);
+    CHECK(c.blocked_reason == "InvalidImageName");
+    CHECK(c.blocked_message.find("couldn't parse image reference \"" + c.image + "\"") != std::string::npos);
+  }
+}
+
 TEST_CASE("container logs are CRI lines: written by the kubelet, read back as output with or without times") {
   std::string file = pod_logs::cri_line("2026-01-01T00:00:00.000000001Z", "stdout", false, "hello") +
                      pod_logs::cri_line("2026-01-01T00:00:00.000000002Z", "stderr", true, "a long ") +
