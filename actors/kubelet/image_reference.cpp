@@ -1,10 +1,14 @@
 #include "actors/kubelet/image_reference.hpp"
 
+#include "k8s/text.hpp"
+
 #include <algorithm>
-#include <vector>
 
 namespace kozmo::kubelet {
 namespace {
+
+using text::lower;
+using text::split;
 
 constexpr std::size_t max_name_length = 255;
 constexpr std::size_t max_tag_length = 128;
@@ -15,25 +19,6 @@ bool alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool alnum(char c) { return alpha(c) || (c >= '0' && c <= '9'); }
 bool word(char c) { return alnum(c) || c == '_'; }
 bool hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out)
-    if (c >= 'A' && c <= 'Z')
-      c = static_cast<char>(c - 'A' + 'a');
-  return out;
-}
-
-std::vector<std::string_view> split(std::string_view s, char sep) {
-  std::vector<std::string_view> parts;
-  for (std::size_t from = 0;;) {
-    auto at = s.find(sep, from);
-    parts.push_back(s.substr(from, at == std::string_view::npos ? std::string_view::npos : at - from));
-    if (at == std::string_view::npos)
-      return parts;
-    from = at + 1;
-  }
-}
 
 // A path component: runs of [a-z0-9] joined by ".", "_", "__" or any number of "-".
 bool path_component(std::string_view s) {
@@ -151,8 +136,6 @@ std::optional<std::size_t> match(std::string_view s) {
 
 // The strict parse of a full reference (its registry spelled out).
 std::optional<std::string> parse_error(std::string_view s) {
-  if (s.empty())
-    return "repository name must have at least one component";
   auto length = match(s);
   if (!length)
     return std::string(match(lower(s)) ? "repository name must be lowercase" : "invalid reference format");

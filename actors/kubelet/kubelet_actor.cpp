@@ -1,4 +1,3 @@
-#include "actors/kubelet/image_reference.hpp"
 #include "actors/kubelet/kubelet_actor_state.hpp"
 
 #include "actors/watch/object_traits.hpp"
@@ -276,7 +275,7 @@ void start_pod(kubelet_actor* self, const k8s::pod& pod, const std::string& miss
   spdlog::info("kubelet node={} pod={}/{} accepted", st.cfg.node.name, p.ns, p.name);
   auto [pos, _] = st.pods.emplace(uid, std::move(p));
   write_status(self, uid, pos->second);
-  if (!sp.containers.empty() && !invalid_image_message(sp.containers[0].image))
+  if (!sp.containers.empty() && pos->second.life->pulls_images())
     post_event(self, pos->second, uid, "Normal", "Pulling", "Pulling image \"" + sp.containers[0].image + "\"");
   // A pod that was already Running when this kubelet restarted resumes running, for its whole
   // scripted duration again (the simulated containers restart with the kubelet).

@@ -18,20 +18,23 @@ constexpr duration image_pull_backoff_after{1000}; // ErrImagePull → ImagePull
 } // namespace
 
 pod_lifecycle::pod_lifecycle(sim_pod pod, pod_script script, clock::time_point now)
-    : pod_(std::move(pod)), script_(script), created_(now) {}
+    : pod_(std::move(pod)), script_(script), created_(now) {
+  // As a kubelet does before it pulls: an image it cannot parse stays InvalidImageName.
+  for (const auto* list : {&pod_.init_containers, &pod_.containers})
+    for (const auto& c : *list)
+      if (!image_error_)
+        image_error_ = invalid_image_message(c.image);
+}
 
 std::optional<duration> pod_lifecycle::advance(clock::time_point now) {
   switch (stage_) {
   case stage::creating:
-    // As a kubelet does before it pulls: an image it cannot parse stays InvalidImageName.
-    for (const auto* list : {&pod_.init_containers, &pod_.containers})
-      for (const auto& c : *list)
-        if (auto message = invalid_image_message(c.image)) {
-          stage_ = stage::stuck;
-          waiting_reason_ = "InvalidImageName";
-          waiting_message_ = std::move(*message);
-          return std::nullopt;
-        }
+    if (image_error_) {
+      stage_ = stage::stuck;
+      waiting_reason_ = "InvalidImageName";
+      waiting_message_ = *image_error_;
+      return std::nullopt;
+    }
     switch (script_.failure) {
     case scripted_failure::image_pull_backoff:
       stage_ = stage::image_pull_error;

@@ -67,6 +67,8 @@ public:
   json::value status_json() const;
   // The delay before the first transition, for the actor's first timer.
   duration first_delay() const { return script_.pull_duration; }
+  // False when an image name does not parse: the pod stays InvalidImageName and nothing is pulled.
+  bool pulls_images() const { return !image_error_; }
 
 private:
   struct termination {
@@ -83,6 +85,7 @@ private:
 
   sim_pod pod_;
   pod_script script_;
+  std::optional<std::string> image_error_; // the kubelet's message for the first unparseable image
   stage stage_ = stage::creating;
   std::string waiting_reason_ = "ContainerCreating";
   std::string waiting_message_;

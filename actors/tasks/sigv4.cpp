@@ -1,5 +1,6 @@
 #include "actors/tasks/sigv4.hpp"
 
+#include "k8s/text.hpp"
 #include "k8s/url.hpp"
 
 #include <openssl/evp.h>
@@ -12,12 +13,7 @@
 namespace kozmo::sigv4 {
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
+using text::lower;
 
 // Leading and trailing spaces removed, inner runs of spaces folded to one (SigV4's "Trimall").
 std::string trim_all(std::string_view v) {

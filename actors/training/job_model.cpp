@@ -1,8 +1,10 @@
 // Decoding, defaults and validation of the training job kinds.
+
 #include "actors/training/job_model.hpp"
 
 #include "k8s/model/kozmo_keys.hpp"
 #include "k8s/model/quantity.hpp"
+#include "k8s/text.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -10,6 +12,8 @@
 
 namespace kozmo::training {
 namespace {
+
+using text::lower;
 
 const std::vector<kind_traits>& kind_table() {
   static const std::vector<kind_traits> table = {
@@ -36,13 +40,6 @@ std::string kind_names() {
   std::string out;
   for (const auto& k : kind_table())
     out += (out.empty() ? "" : ", ") + std::string(k.name);
-  return out;
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 

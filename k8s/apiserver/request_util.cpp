@@ -1,5 +1,7 @@
 #include "k8s/apiserver/request_util.hpp"
 
+#include "k8s/text.hpp"
+
 #include "k8s/json/value.hpp"
 #include "k8s/url.hpp"
 
@@ -9,31 +11,15 @@
 namespace kozmo::apiserver {
 namespace {
 
+using text::lower;
+using text::split;
+
 std::string trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
     s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
     s.remove_suffix(1);
   return std::string(s);
-}
-
-std::string lower(std::string s) {
-  for (auto& c : s)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-std::vector<std::string_view> split(std::string_view s, char sep) {
-  std::vector<std::string_view> out;
-  std::size_t start = 0;
-  while (true) {
-    auto pos = s.find(sep, start);
-    out.push_back(s.substr(start, pos == std::string_view::npos ? std::string_view::npos : pos - start));
-    if (pos == std::string_view::npos)
-      break;
-    start = pos + 1;
-  }
-  return out;
 }
 
 constexpr std::string_view b64_std = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

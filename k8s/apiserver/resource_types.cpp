@@ -1,10 +1,14 @@
 #include "k8s/apiserver/resource_types.hpp"
 
+#include "k8s/text.hpp"
+
 #include <algorithm>
 #include <cctype>
 
 namespace kozmo::apiserver {
 namespace {
+
+using text::lower;
 
 const std::vector<std::string> all_verbs = {"create", "delete", "deletecollection", "get",
                                             "list",   "patch",  "update",           "watch"};
@@ -58,13 +62,6 @@ version_rank rank_of(std::string_view v) {
     return version_rank{};
   r.minor = std::stol(std::string(rest));
   return r;
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 std::vector<std::string> string_list(const json::value* v) {
