@@ -43,6 +43,11 @@ expected<k8s::object_list<k8s::pod>> object_traits<k8s::pod>::decode_counted_lis
   return k8s::decode_counted_pod_list(body);
 }
 
+expected<k8s::object_list<k8s::pod>>
+object_traits<k8s::pod>::decode_counted_list_protobuf(std::string_view body, std::vector<std::string>& skipped) {
+  return k8s::decode_counted_pod_list_protobuf(body, &skipped);
+}
+
 template <class T>
 expected<k8s::object_list<T>> meta_traits<T>::decode_list(std::string_view body) {
   return k8s::decode_list<T>(body);

@@ -55,6 +55,9 @@ struct object_traits<k8s::pod> : meta_traits<k8s::pod> {
   // Only what a scheduler counts of other schedulers' pods (watch_config::counted_pods).
   static expected<watch_line<k8s::pod>> decode_counted_line(std::string_view line);
   static expected<k8s::object_list<k8s::pod>> decode_counted_list(std::string_view body);
+  // The same from protobuf (the envelope's "k8s\0" first); pods it cannot hold are named in skipped.
+  static expected<k8s::object_list<k8s::pod>> decode_counted_list_protobuf(std::string_view body,
+                                                                          std::vector<std::string>& skipped);
 };
 
 template <>

@@ -7,6 +7,7 @@
 #include "k8s/client/retry.hpp"
 #include "k8s/model/codec.hpp"
 #include "k8s/model/watch.hpp"
+#include "k8s/protobuf_wire.hpp"
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -123,12 +124,32 @@ void deliver(watch_actor<T>* self, const event<T>& ev) {
 template <class T>
 void start_list(watch_actor<T>* self);
 
+// Whether a LIST of this watch asks for protobuf: only the counted pods have a protobuf decoder.
+// The API server then answers in protobuf, a server that does not speak it (the embedded one) in
+// JSON; each batch and the rest say which by their first bytes.
+template <class T>
+bool lists_in_protobuf(const watch_config& cfg) {
+  if constexpr (std::is_same_v<T, k8s::pod>)
+    return cfg.counted_pods;
+  return false;
+}
+
 // A LIST page or batch, and a watch line, as the watch's configuration asks them decoded.
 template <class T>
-expected<k8s::object_list<T>> decode_page(const watch_config& cfg, std::string_view body) {
+expected<k8s::object_list<T>> decode_page(watch_actor<T>* self, std::string_view body) {
+  auto& st = self->state;
   if constexpr (std::is_same_v<T, k8s::pod>)
-    if (cfg.counted_pods)
-      return object_traits<T>::decode_counted_list(body);
+    if (st.cfg.counted_pods) {
+      if (!body.starts_with(k8s::protobuf::magic))
+        return object_traits<T>::decode_counted_list(body);
+      std::vector<std::string> skipped;
+      auto out = object_traits<T>::decode_counted_list_protobuf(body, skipped);
+      for (auto& what : skipped) {
+        ++st.stats.decode_errors;
+        spdlog::warn("watch={} skipping an undecodable object: {}", st.what(), what);
+      }
+      return out;
+    }
   return object_traits<T>::decode_list(body);
 }
 template <class T>
@@ -213,8 +234,8 @@ void on_list_batch(watch_actor<T>* self, list_batch<T>& msg) {
     st.page_unreadable = false;
     return;
   }
-  auto batch = decode_page<T>(st.cfg, *msg.batch);
-  if (!batch)
+  auto batch = decode_page<T>(self, *msg.batch);
+  if (!batch && !msg.batch->starts_with(k8s::protobuf::magic))
     batch = decode_list_skipping(self, *msg.batch);
   if (!batch) {
     spdlog::warn("watch={} list answer cannot be read: {}", st.what(), batch.err().message);
@@ -255,8 +276,9 @@ void on_list(watch_actor<T>* self, list_done<T>& msg) {
   // Straight from the bytes to typed objects (simdjson), no JSON tree in between; a page with an
   // object the model cannot read is read again item by item, skipping that one. The items came
   // in batches while the answer arrived (list_batch); the body holds the rest, "items":[].
-  auto page = decode_page<T>(st.cfg, result->body);
-  if (!page)
+  const bool protobuf = result->body.starts_with(k8s::protobuf::magic);
+  auto page = decode_page<T>(self, result->body);
+  if (!page && !protobuf)
     page = decode_list_skipping(self, result->body);
   result->body.clear();
   if (!page) {
@@ -290,8 +312,8 @@ void on_list(watch_actor<T>* self, list_done<T>& msg) {
     st.waiting_for_sync.clear();
   }
   auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - st.list_started);
-  spdlog::info("watch={} listed {} objects at resourceVersion {} in {} ms", st.what(), st.store.size(), rv,
-               took.count());
+  spdlog::info("watch={} listed {} objects at resourceVersion {} in {} ms{}", st.what(), st.store.size(), rv,
+               took.count(), protobuf ? " (protobuf)" : "");
   start_watch(self);
 }
 
@@ -324,6 +346,8 @@ void request_page(watch_actor<T>* self) {
   auto& st = self->state;
   caf::actor me = caf::actor_cast<caf::actor>(self);
   client::request req{"GET", client::collection_path(st.cfg.resource) + client::list_query(st.list_opts)};
+  if (lists_in_protobuf<T>(st.cfg))
+    req.accept = std::string(k8s::protobuf::media_type) + ", application/json";
   auto items = std::make_shared<client::list_items_handler>();
   items->restart = [me, gen = st.generation] { caf::anon_send(me, list_batch<T>{gen, nullptr}); };
   items->batch = [me, gen = st.generation](std::string batch, std::size_t) {

@@ -1,9 +1,10 @@
-// Just enough of the protobuf wire format for the objects kubectl's generators send.
-// Field numbers are those of k8s.io/api/core/v1/generated.proto and
+// The protobuf bodies kubectl's generators send, turned into JSON objects (the wire reader is
+// k8s/protobuf_wire.hpp). Field numbers are those of k8s.io/api/core/v1/generated.proto and
 // k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto.
 #include "k8s/apiserver/body_codec.hpp"
 #include "k8s/apiserver/request_util.hpp"
 #include "k8s/apiserver/store.hpp"
+#include "k8s/protobuf_wire.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -12,84 +13,17 @@
 namespace kozmo::apiserver {
 namespace {
 
-struct field {
-  std::uint32_t number = 0;
-  int wire = 0;
-  std::uint64_t varint = 0;
-  std::string_view bytes;
-};
-
-class reader {
-public:
-  explicit reader(std::string_view data) : data_(data) {}
-  bool done() const { return pos_ >= data_.size(); }
-
-  std::optional<std::uint64_t> varint() {
-    std::uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (pos_ >= data_.size())
-        return std::nullopt;
-      auto b = static_cast<unsigned char>(data_[pos_++]);
-      v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
-      if (!(b & 0x80))
-        return v;
-    }
-    return std::nullopt;
-  }
-
-  std::optional<field> next() {
-    auto key = varint();
-    if (!key)
-      return std::nullopt;
-    field f;
-    f.number = static_cast<std::uint32_t>(*key >> 3);
-    f.wire = static_cast<int>(*key & 7);
-    switch (f.wire) {
-    case 0: {
-      auto v = varint();
-      if (!v)
-        return std::nullopt;
-      f.varint = *v;
-      return f;
-    }
-    case 1:
-      if (pos_ + 8 > data_.size())
-        return std::nullopt;
-      pos_ += 8;
-      return f;
-    case 5:
-      if (pos_ + 4 > data_.size())
-        return std::nullopt;
-      pos_ += 4;
-      return f;
-    case 2: {
-      auto len = varint();
-      if (!len || pos_ + *len > data_.size())
-        return std::nullopt;
-      f.bytes = data_.substr(pos_, *len);
-      pos_ += *len;
-      return f;
-    }
-    default:
-      return std::nullopt;
-    }
-  }
-
-private:
-  std::string_view data_;
-  std::size_t pos_ = 0;
-};
+using k8s::protobuf::field;
 
 using handler = std::function<bool(const field&)>;
 
 bool each_field(std::string_view data, const handler& h) {
-  reader r(data);
-  while (!r.done()) {
-    auto f = r.next();
-    if (!f || !h(*f))
+  k8s::protobuf::reader r(data);
+  field f;
+  while (r.next(f))
+    if (!h(f))
       return false;
-  }
-  return true;
+  return !r.failed();
 }
 
 // map<string, string|bytes> entries: message {1: key, 2: value}.
@@ -319,26 +253,13 @@ expected<json::value> decode_kind(const std::string& kind, std::string_view raw)
 } // namespace
 
 expected<json::value> decode_protobuf_object(std::string_view body) {
-  static constexpr std::string_view magic("k8s\0", 4);
-  if (body.substr(0, 4) != magic)
+  if (body.substr(0, k8s::protobuf::magic.size()) != k8s::protobuf::magic)
     return error::bad_request("provided object is not a protobuf-encoded Kubernetes object: missing the k8s magic prefix");
-  std::string api_version, kind;
-  std::string_view raw;
-  bool ok = each_field(body.substr(4), [&](const field& f) {
-    if (f.number == 1)
-      return each_field(f.bytes, [&](const field& t) {
-        if (t.number == 1)
-          api_version = std::string(t.bytes);
-        else if (t.number == 2)
-          kind = std::string(t.bytes);
-        return true;
-      });
-    if (f.number == 2)
-      raw = f.bytes;
-    return true;
-  });
-  if (!ok || kind.empty())
+  auto env = k8s::protobuf::open_envelope(body);
+  if (!env || env->kind.empty())
     return error::bad_request("unable to decode protobuf envelope: malformed wire data");
+  std::string api_version(env->api_version), kind(env->kind);
+  std::string_view raw = env->raw;
   auto obj = decode_kind(kind, raw);
   if (!obj)
     return obj;

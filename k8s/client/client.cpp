@@ -3,6 +3,8 @@
 // need no locks.
 #include "k8s/client/detail/client_impl.hpp"
 #include "k8s/client/list_splitter.hpp"
+#include "k8s/client/protobuf_list_splitter.hpp"
+#include "k8s/protobuf_wire.hpp"
 
 #include "k8s/client/status_error.hpp"
 #include "k8s/client/client_metrics.hpp"
@@ -28,8 +30,8 @@ namespace {
 constexpr std::size_t max_idle_connections = 32;
 constexpr auto token_reread_interval = std::chrono::seconds(60);
 
-// Collects a whole response, or with a list_items_handler a 200 JSON answer's items in batches
-// and the rest of it.
+// Collects a whole response, or with a list_items_handler a 200 LIST answer's items in batches
+// and the rest of it (JSON, or protobuf when the request accepted it and the server chose it).
 class string_sink final : public body_sink {
 public:
   explicit string_sink(const list_items_handler* items) : items_(items) {}
@@ -38,22 +40,31 @@ public:
     status = s;
     reason_phrase = std::string(reason);
     headers = std::move(h);
-    if (items_ && status == 200 && is_json()) {
+    if (!items_ || status != 200)
+      return;
+    if (content_type_is("application/json")) {
       items_->restart();
-      splitter_.emplace(items_->batch);
+      json_.emplace(items_->batch);
+    } else if (content_type_is(k8s::protobuf::media_type)) {
+      items_->restart();
+      protobuf_.emplace(items_->batch);
     }
   }
   bool on_body(std::string_view data) override {
-    if (splitter_)
-      splitter_->feed(data);
+    if (json_)
+      json_->feed(data);
+    else if (protobuf_)
+      protobuf_->feed(data);
     else
       body.append(data);
     return true;
   }
   // Once the answer is complete.
   void finish() {
-    if (splitter_)
-      body = splitter_->finish();
+    if (json_)
+      body = json_->finish();
+    else if (protobuf_)
+      body = protobuf_->finish();
   }
 
   int status = 0;
@@ -62,13 +73,14 @@ public:
   std::string body;
 
 private:
-  bool is_json() const {
+  bool content_type_is(std::string_view type) const {
     auto it = headers.find("content-type");
-    return it != headers.end() && it->second.rfind("application/json", 0) == 0;
+    return it != headers.end() && it->second.rfind(type, 0) == 0;
   }
 
   const list_items_handler* items_;
-  std::optional<list_splitter> splitter_;
+  std::optional<list_splitter> json_;
+  std::optional<protobuf_list_splitter> protobuf_;
 };
 
 // Completion of a top-level coroutine: an exception (from a user callback) must not take the

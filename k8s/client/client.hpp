@@ -45,7 +45,8 @@ enum class lane : unsigned char {
 };
 inline constexpr std::size_t lane_count = static_cast<std::size_t>(lane::events) + 1;
 
-// A LIST answer's items as they arrive, in batches ({"items":[...]}; list_splitter.hpp), for a
+// A LIST answer's items as they arrive, in batches ({"items":[...]}, list_splitter.hpp; or, for
+// an answer in protobuf, an envelope around a run of items, protobuf_list_splitter.hpp), for a
 // large LIST that should not be held as one body. Both run on the client's io thread: restart
 // when an answer with status 200 begins (again, when a failed attempt is retried: drop what
 // the earlier one handed over), then batch for each batch.
@@ -66,8 +67,9 @@ struct request {
   // x-amz-* and Authorization headers, a Range). The config's bearer token is still added
   // when set: a client for a non-Kubernetes server leaves it empty.
   std::vector<std::pair<std::string, std::string>> headers;
-  // When set, a 200 JSON answer's items go to it (list_items_handler) and the response's body
-  // holds the rest of the answer, with "items":[]. Other answers come whole, as always.
+  // When set, a 200 answer's items go to it (list_items_handler) and the response's body holds
+  // the rest of the answer, without its items. JSON and protobuf answers are split; other
+  // answers come whole, as always.
   std::shared_ptr<const list_items_handler> list_items;
 };
 

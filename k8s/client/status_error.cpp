@@ -1,6 +1,7 @@
 #include "k8s/client/status_error.hpp"
 
 #include "k8s/json/value.hpp"
+#include "k8s/protobuf_wire.hpp"
 
 #include <string>
 
@@ -54,6 +55,22 @@ error error_from_response(int status, std::string_view reason_phrase, std::strin
       if (!reason.empty()) e.reason = std::move(reason);
       if (code > 0) e.code = static_cast<int>(code);
     }
+  }
+  // A client that accepts protobuf gets its errors in protobuf too: Status {2: status,
+  // 3: message, 4: reason, 5: details, 6: code}.
+  if (auto env = k8s::protobuf::open_envelope(body); env && env->kind == "Status") {
+    k8s::protobuf::reader r(env->raw);
+    k8s::protobuf::field f;
+    while (r.next(f)) {
+      if (f.number == 3 && f.wire == k8s::protobuf::wire_bytes && !f.bytes.empty())
+        e.message = std::string(f.bytes);
+      else if (f.number == 4 && f.wire == k8s::protobuf::wire_bytes && !f.bytes.empty())
+        e.reason = std::string(f.bytes);
+      else if (f.number == 6 && f.wire == k8s::protobuf::wire_varint && k8s::protobuf::as_int32(f) > 0)
+        e.code = k8s::protobuf::as_int32(f);
+    }
+    if (!e.message.empty()) return e;
+    text = {}; // binary: not a message to show
   }
   if (!e.message.empty()) return e;
   if (!text.empty()) {

@@ -1,0 +1,259 @@
+// Counted pods from the API server's protobuf: the fields decode_counted_pod_list reads from
+// JSON, at the field numbers of k8s.io/api/core/v1/generated.proto (Pod, PodSpec, Container,
+// ResourceRequirements, PodStatus) and apimachinery's meta/v1 (ObjectMeta, ListMeta,
+// OwnerReference, Time) and resource (Quantity). Every other field is stepped over unread.
+#include "k8s/model/detail/fast_scalars.hpp"
+#include "k8s/model/watch.hpp"
+#include "k8s/protobuf_wire.hpp"
+
+#include <chrono>
+
+namespace kozmo::k8s {
+namespace {
+
+using protobuf::field;
+using protobuf::reader;
+using protobuf::wire_bytes;
+using protobuf::wire_varint;
+
+// Why a pod could not be read, kept for the message; wire errors end the whole list instead.
+struct item_error {
+  std::string what;
+};
+
+std::string text(const field& f) { return std::string(f.bytes); }
+
+// metav1.Time {1: seconds, 2: nanos}. JSON carries whole seconds (RFC 3339 without a
+// fraction), and so does the model, whichever form the object came in.
+bool read_time(std::string_view data, std::optional<time_point>& out) {
+  reader r(data);
+  field f;
+  std::int64_t seconds = 0;
+  while (r.next(f))
+    if (f.number == 1 && f.wire == wire_varint)
+      seconds = protobuf::as_int64(f);
+  if (r.failed())
+    return false;
+  out = time_point{std::chrono::duration_cast<time_point::duration>(std::chrono::seconds{seconds})};
+  return true;
+}
+
+// A map<string, string> entry {1: key, 2: value}.
+bool read_string_entry(std::string_view data, string_map& out) {
+  reader r(data);
+  field f;
+  std::string_view key, value;
+  while (r.next(f)) {
+    if (f.wire != wire_bytes)
+      continue;
+    if (f.number == 1)
+      key = f.bytes;
+    else if (f.number == 2)
+      value = f.bytes;
+  }
+  if (r.failed())
+    return false;
+  out.append_or_reset(key) = std::string(value);
+  return true;
+}
+
+// A map<string, Quantity> entry {1: key, 2: Quantity {1: string}}.
+bool read_quantity_entry(std::string_view data, resource_list& out, std::optional<item_error>& bad) {
+  reader r(data);
+  field f;
+  std::string_view key, value;
+  while (r.next(f)) {
+    if (f.wire != wire_bytes)
+      continue;
+    if (f.number == 1) {
+      key = f.bytes;
+    } else if (f.number == 2) {
+      reader q(f.bytes);
+      field qf;
+      while (q.next(qf))
+        if (qf.number == 1 && qf.wire == wire_bytes)
+          value = qf.bytes;
+      if (q.failed())
+        return false;
+    }
+  }
+  if (r.failed())
+    return false;
+  quantity parsed;
+  if (!detail::parse_quantity_fast(value, parsed)) {
+    auto exact = quantity::parse(value);
+    if (!exact) {
+      if (!bad)
+        bad = item_error{"resource " + std::string(key) + ": " + exact.err().message};
+      return true;
+    }
+    parsed = *exact;
+  }
+  out.append_or_reset(key) = parsed;
+  return true;
+}
+
+bool read_owner_reference(std::string_view data, owner_reference& o) {
+  reader r(data);
+  field f;
+  while (r.next(f)) {
+    switch (f.number) {
+    case 1: o.kind = text(f); break;
+    case 3: o.name = text(f); break;
+    case 4: o.uid = text(f); break;
+    case 5: o.api_version = text(f); break;
+    case 6: o.controller = f.varint != 0; break;
+    case 7: o.block_owner_deletion = f.varint != 0; break;
+    default: break;
+    }
+  }
+  return !r.failed();
+}
+
+bool read_object_meta(std::string_view data, object_meta& m) {
+  reader r(data);
+  field f;
+  while (r.next(f)) {
+    bool ok = true;
+    switch (f.number) {
+    case 1: m.name = text(f); break;
+    case 2: m.generate_name = text(f); break;
+    case 3: m.namespace_ = text(f); break;
+    case 5: m.uid = text(f); break;
+    case 6: m.resource_version = text(f); break;
+    case 7: m.generation = protobuf::as_int64(f); break;
+    case 8: ok = read_time(f.bytes, m.creation_timestamp); break;
+    case 9: ok = read_time(f.bytes, m.deletion_timestamp); break;
+    case 10: m.deletion_grace_period_seconds = protobuf::as_int64(f); break;
+    case 11: ok = read_string_entry(f.bytes, m.labels); break;
+    case 12: ok = read_string_entry(f.bytes, m.annotations); break;
+    case 13: ok = read_owner_reference(f.bytes, m.owner_references.emplace_back()); break;
+    case 14: m.finalizers.push_back(text(f)); break;
+    default: break; // selfLink, clusterName, managedFields
+    }
+    if (!ok)
+      return false;
+  }
+  return !r.failed();
+}
+
+// Container: {1: name, 8: resources {1: limits, 2: requests}}.
+bool read_container(std::string_view data, container& c, std::optional<item_error>& bad) {
+  reader r(data);
+  field f;
+  while (r.next(f)) {
+    if (f.number == 1) {
+      c.name = text(f);
+    } else if (f.number == 8 && f.wire == wire_bytes) {
+      reader rr(f.bytes);
+      field rf;
+      while (rr.next(rf)) {
+        if (rf.wire != wire_bytes || (rf.number != 1 && rf.number != 2))
+          continue;
+        if (!read_quantity_entry(rf.bytes, rf.number == 1 ? c.resources.limits : c.resources.requests, bad))
+          return false;
+      }
+      if (rr.failed())
+        return false;
+    }
+  }
+  return !r.failed();
+}
+
+// PodSpec: {2: containers, 10: nodeName, 19: schedulerName, 20: initContainers, 25: priority}.
+bool read_spec(std::string_view data, pod_spec& s, std::optional<item_error>& bad) {
+  reader r(data);
+  field f;
+  while (r.next(f)) {
+    bool ok = true;
+    switch (f.number) {
+    case 2: ok = read_container(f.bytes, s.containers.emplace_back(), bad); break;
+    case 10: s.node_name = text(f); break;
+    case 19: s.scheduler_name = text(f); break;
+    case 20: ok = read_container(f.bytes, s.init_containers.emplace_back(), bad); break;
+    case 25: s.priority = protobuf::as_int32(f); break;
+    default: break;
+    }
+    if (!ok)
+      return false;
+  }
+  return !r.failed();
+}
+
+// Pod: {1: metadata, 2: spec, 3: status {1: phase}}.
+bool read_counted_pod(std::string_view data, pod& p, std::optional<item_error>& bad) {
+  reader r(data);
+  field f;
+  while (r.next(f)) {
+    if (f.wire != wire_bytes)
+      continue;
+    bool ok = true;
+    if (f.number == 1) {
+      ok = read_object_meta(f.bytes, p.metadata);
+    } else if (f.number == 2) {
+      ok = read_spec(f.bytes, p.spec, bad);
+    } else if (f.number == 3) {
+      reader st(f.bytes);
+      field sf;
+      while (st.next(sf))
+        if (sf.number == 1 && sf.wire == wire_bytes)
+          p.status.phase = text(sf);
+      ok = !st.failed();
+    }
+    if (!ok)
+      return false;
+  }
+  return !r.failed();
+}
+
+// ListMeta: {2: resourceVersion, 3: continue, 4: remainingItemCount}.
+bool read_list_meta(std::string_view data, object_list<pod>& out) {
+  reader r(data);
+  field f;
+  while (r.next(f)) {
+    if (f.number == 2)
+      out.resource_version = text(f);
+    else if (f.number == 3)
+      out.continue_token = text(f);
+    else if (f.number == 4 && f.wire == wire_varint)
+      out.remaining_item_count = protobuf::as_int64(f);
+  }
+  return !r.failed();
+}
+
+} // namespace
+
+expected<object_list<pod>> decode_counted_pod_list_protobuf(std::string_view body, std::vector<std::string>* skipped) {
+  auto env = protobuf::open_envelope(body);
+  if (!env)
+    return error::bad_request("not a protobuf-encoded Kubernetes object (no k8s prefix, or malformed wire data)");
+  if (!env->kind.empty() && env->kind != "PodList")
+    return error::bad_request("expected a PodList in protobuf, got " + std::string(env->kind));
+  object_list<pod> out;
+  reader r(env->raw);
+  field f;
+  while (r.next(f)) {
+    if (f.wire != wire_bytes)
+      continue;
+    if (f.number == 1) {
+      if (!read_list_meta(f.bytes, out))
+        return error::bad_request("malformed protobuf in a PodList's metadata");
+    } else if (f.number == 2) {
+      pod p;
+      std::optional<item_error> bad;
+      if (!read_counted_pod(f.bytes, p, bad))
+        return error::bad_request("malformed protobuf in pod " + std::to_string(out.items.size()) + " of a PodList");
+      if (bad) {
+        if (skipped)
+          skipped->push_back(p.metadata.namespace_ + "/" + p.metadata.name + ": " + bad->what);
+        continue;
+      }
+      out.items.push_back(std::move(p));
+    }
+  }
+  if (r.failed())
+    return error::bad_request("malformed protobuf in a PodList");
+  return out;
+}
+
+} // namespace kozmo::k8s
