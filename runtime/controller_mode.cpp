@@ -53,8 +53,11 @@ int run_controller(const controller_options& opts) {
   eo.tasks = opts.tasks;
   // The scheduler alone, binding itself, looks only at its own pods (spec.schedulerName is
   // immutable, so none enters or leaves the selection): a cluster's other pods are not listed.
-  if (opts.scheduler && !opts.training && !opts.tasks && eo.extender_address.empty())
+  // Its scheduler is then the pods watch's only reader, which keeps what the scheduler reads.
+  if (opts.scheduler && !opts.training && !opts.tasks && eo.extender_address.empty()) {
     eo.pods_field_selector = "spec.schedulerName=" + k8s::escape_field_value(eo.scheduler_name);
+    eo.pods_scheduler_fields_only = true;
+  }
   eo.task_platform = std::move(config->tasks);
   eo.metrics_address = opts.metrics_bind_address == "0" ? "" : opts.metrics_bind_address;
   eo.probe_address = opts.health_probe_bind_address == "0" ? "" : opts.health_probe_bind_address;

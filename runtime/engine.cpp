@@ -385,6 +385,7 @@ struct engine::impl {
       watch::watch_config pods;
       pods.resource = {"", "v1", "pods", "", "", ""};
       pods.field_selector = opts.pods_field_selector;
+      pods.counted_pods = opts.pods_scheduler_fields_only;
       pods_watch = watch::spawn_watch<k8s::pod>(*sys, cli, pods);
       actors.push_back(pods_watch);
     }

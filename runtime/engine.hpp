@@ -82,6 +82,11 @@ struct engine_options {
   // other pods are neither listed at start nor held in memory. The training and task
   // controllers, the binder, the kubelets and the quota controller need every pod.
   std::string pods_field_selector;
+  // The pods watch holds only what the scheduler reads of a pod (metadata, node, scheduler,
+  // priority, containers' resources, phase; watch::watch_config::counted_pods) and LISTs them
+  // in protobuf. For `kozmo controller --enable scheduler`, whose scheduler is that watch's only
+  // reader; a host that subscribes to pods_watch() then gets such pods.
+  bool pods_scheduler_fields_only = false;
   // The scheduler (direct mode) counts the GPUs that pods of other schedulers hold on its nodes
   // as taken, so that it never gives a GPU the kubelet has already given (scheduler_core.hpp
   // note 8). With pods_field_selector set, those pods come from a watch of their own: the
