@@ -98,6 +98,18 @@ private:
   bool failed_ = false;
 };
 
+// Calls on_field(const field&) for each field of the message in `data`, in order, until it
+// returns false. False when it did, or at malformed data.
+template <class OnField>
+bool each_field(std::string_view data, OnField&& on_field) {
+  reader r(data);
+  field f;
+  while (r.next(f))
+    if (!on_field(f))
+      return false;
+  return !r.failed();
+}
+
 // A varint field's value as the int32/int64 it encodes (negative ones take ten bytes).
 inline std::int64_t as_int64(const field& f) { return static_cast<std::int64_t>(f.varint); }
 inline std::int32_t as_int32(const field& f) { return static_cast<std::int32_t>(static_cast<std::int64_t>(f.varint)); }

@@ -7,24 +7,13 @@
 #include "k8s/protobuf_wire.hpp"
 
 #include <cstdint>
-#include <functional>
 #include <optional>
 
 namespace kozmo::apiserver {
 namespace {
 
+using k8s::protobuf::each_field;
 using k8s::protobuf::field;
-
-using handler = std::function<bool(const field&)>;
-
-bool each_field(std::string_view data, const handler& h) {
-  k8s::protobuf::reader r(data);
-  field f;
-  while (r.next(f))
-    if (!h(f))
-      return false;
-  return !r.failed();
-}
 
 // map<string, string|bytes> entries: message {1: key, 2: value}.
 // Appends to `list` (made an array when it is not one yet): a repeated field's next element.

@@ -12,7 +12,6 @@ namespace kozmo::k8s {
 namespace {
 
 using protobuf::field;
-using protobuf::reader;
 using protobuf::wire_bytes;
 using protobuf::wire_varint;
 
@@ -26,58 +25,45 @@ std::string text(const field& f) { return std::string(f.bytes); }
 // metav1.Time {1: seconds, 2: nanos}. JSON carries whole seconds (RFC 3339 without a
 // fraction), and so does the model, whichever form the object came in.
 bool read_time(std::string_view data, std::optional<time_point>& out) {
-  reader r(data);
-  field f;
   std::int64_t seconds = 0;
-  while (r.next(f))
-    if (f.number == 1 && f.wire == wire_varint)
-      seconds = protobuf::as_int64(f);
-  if (r.failed())
+  if (!protobuf::each_field(data, [&](const field& f) {
+        if (f.number == 1 && f.wire == wire_varint)
+          seconds = protobuf::as_int64(f);
+        return true;
+      }))
     return false;
   out = time_point{std::chrono::duration_cast<time_point::duration>(std::chrono::seconds{seconds})};
   return true;
 }
 
-// A map<string, string> entry {1: key, 2: value}.
-bool read_string_entry(std::string_view data, string_map& out) {
-  reader r(data);
-  field f;
-  std::string_view key, value;
-  while (r.next(f)) {
-    if (f.wire != wire_bytes)
-      continue;
-    if (f.number == 1)
+// A map entry {1: key, 2: value}: the value's bytes.
+bool read_entry(std::string_view data, std::string_view& key, std::string_view& value) {
+  return protobuf::each_field(data, [&](const field& f) {
+    if (f.wire == wire_bytes && f.number == 1)
       key = f.bytes;
-    else if (f.number == 2)
+    else if (f.wire == wire_bytes && f.number == 2)
       value = f.bytes;
-  }
-  if (r.failed())
+    return true;
+  });
+}
+
+// A map<string, string> entry.
+bool read_string_entry(std::string_view data, string_map& out) {
+  std::string_view key, value;
+  if (!read_entry(data, key, value))
     return false;
   out.append_or_reset(key) = std::string(value);
   return true;
 }
 
-// A map<string, Quantity> entry {1: key, 2: Quantity {1: string}}.
+// A map<string, Quantity> entry, Quantity being {1: string}.
 bool read_quantity_entry(std::string_view data, resource_list& out, std::optional<item_error>& bad) {
-  reader r(data);
-  field f;
-  std::string_view key, value;
-  while (r.next(f)) {
-    if (f.wire != wire_bytes)
-      continue;
-    if (f.number == 1) {
-      key = f.bytes;
-    } else if (f.number == 2) {
-      reader q(f.bytes);
-      field qf;
-      while (q.next(qf))
-        if (qf.number == 1 && qf.wire == wire_bytes)
-          value = qf.bytes;
-      if (q.failed())
-        return false;
-    }
-  }
-  if (r.failed())
+  std::string_view key, message, value;
+  if (!read_entry(data, key, message) || !protobuf::each_field(message, [&](const field& f) {
+        if (f.number == 1 && f.wire == wire_bytes)
+          value = f.bytes;
+        return true;
+      }))
     return false;
   quantity parsed;
   if (!detail::parse_quantity_fast(value, parsed)) {
@@ -94,9 +80,7 @@ bool read_quantity_entry(std::string_view data, resource_list& out, std::optiona
 }
 
 bool read_owner_reference(std::string_view data, owner_reference& o) {
-  reader r(data);
-  field f;
-  while (r.next(f)) {
+  return protobuf::each_field(data, [&](const field& f) {
     switch (f.number) {
     case 1: o.kind = text(f); break;
     case 3: o.name = text(f); break;
@@ -106,119 +90,90 @@ bool read_owner_reference(std::string_view data, owner_reference& o) {
     case 7: o.block_owner_deletion = f.varint != 0; break;
     default: break;
     }
-  }
-  return !r.failed();
+    return true;
+  });
 }
 
 bool read_object_meta(std::string_view data, object_meta& m) {
-  reader r(data);
-  field f;
-  while (r.next(f)) {
-    bool ok = true;
+  return protobuf::each_field(data, [&](const field& f) {
     switch (f.number) {
-    case 1: m.name = text(f); break;
-    case 2: m.generate_name = text(f); break;
-    case 3: m.namespace_ = text(f); break;
-    case 5: m.uid = text(f); break;
-    case 6: m.resource_version = text(f); break;
-    case 7: m.generation = protobuf::as_int64(f); break;
-    case 8: ok = read_time(f.bytes, m.creation_timestamp); break;
-    case 9: ok = read_time(f.bytes, m.deletion_timestamp); break;
-    case 10: m.deletion_grace_period_seconds = protobuf::as_int64(f); break;
-    case 11: ok = read_string_entry(f.bytes, m.labels); break;
-    case 12: ok = read_string_entry(f.bytes, m.annotations); break;
-    case 13: ok = read_owner_reference(f.bytes, m.owner_references.emplace_back()); break;
-    case 14: m.finalizers.push_back(text(f)); break;
-    default: break; // selfLink, clusterName, managedFields
+    case 1: m.name = text(f); return true;
+    case 2: m.generate_name = text(f); return true;
+    case 3: m.namespace_ = text(f); return true;
+    case 5: m.uid = text(f); return true;
+    case 6: m.resource_version = text(f); return true;
+    case 7: m.generation = protobuf::as_int64(f); return true;
+    case 8: return read_time(f.bytes, m.creation_timestamp);
+    case 9: return read_time(f.bytes, m.deletion_timestamp);
+    case 10: m.deletion_grace_period_seconds = protobuf::as_int64(f); return true;
+    case 11: return read_string_entry(f.bytes, m.labels);
+    case 12: return read_string_entry(f.bytes, m.annotations);
+    case 13: return read_owner_reference(f.bytes, m.owner_references.emplace_back());
+    case 14: m.finalizers.push_back(text(f)); return true;
+    default: return true; // selfLink, clusterName, managedFields
     }
-    if (!ok)
-      return false;
-  }
-  return !r.failed();
+  });
 }
 
 // Container: {1: name, 8: resources {1: limits, 2: requests}}.
 bool read_container(std::string_view data, container& c, std::optional<item_error>& bad) {
-  reader r(data);
-  field f;
-  while (r.next(f)) {
-    if (f.number == 1) {
+  return protobuf::each_field(data, [&](const field& f) {
+    if (f.number == 1)
       c.name = text(f);
-    } else if (f.number == 8 && f.wire == wire_bytes) {
-      reader rr(f.bytes);
-      field rf;
-      while (rr.next(rf)) {
-        if (rf.wire != wire_bytes || (rf.number != 1 && rf.number != 2))
-          continue;
-        if (!read_quantity_entry(rf.bytes, rf.number == 1 ? c.resources.limits : c.resources.requests, bad))
-          return false;
-      }
-      if (rr.failed())
-        return false;
-    }
-  }
-  return !r.failed();
+    if (f.number != 8 || f.wire != wire_bytes)
+      return true;
+    return protobuf::each_field(f.bytes, [&](const field& rf) {
+      if (rf.wire != wire_bytes || (rf.number != 1 && rf.number != 2))
+        return true;
+      return read_quantity_entry(rf.bytes, rf.number == 1 ? c.resources.limits : c.resources.requests, bad);
+    });
+  });
 }
 
 // PodSpec: {2: containers, 10: nodeName, 19: schedulerName, 20: initContainers, 25: priority}.
 bool read_spec(std::string_view data, pod_spec& s, std::optional<item_error>& bad) {
-  reader r(data);
-  field f;
-  while (r.next(f)) {
-    bool ok = true;
+  return protobuf::each_field(data, [&](const field& f) {
     switch (f.number) {
-    case 2: ok = read_container(f.bytes, s.containers.emplace_back(), bad); break;
-    case 10: s.node_name = text(f); break;
-    case 19: s.scheduler_name = text(f); break;
-    case 20: ok = read_container(f.bytes, s.init_containers.emplace_back(), bad); break;
-    case 25: s.priority = protobuf::as_int32(f); break;
-    default: break;
+    case 2: return read_container(f.bytes, s.containers.emplace_back(), bad);
+    case 10: s.node_name = text(f); return true;
+    case 19: s.scheduler_name = text(f); return true;
+    case 20: return read_container(f.bytes, s.init_containers.emplace_back(), bad);
+    case 25: s.priority = protobuf::as_int32(f); return true;
+    default: return true;
     }
-    if (!ok)
-      return false;
-  }
-  return !r.failed();
+  });
 }
 
 // Pod: {1: metadata, 2: spec, 3: status {1: phase}}.
 bool read_counted_pod(std::string_view data, pod& p, std::optional<item_error>& bad) {
-  reader r(data);
-  field f;
-  while (r.next(f)) {
+  return protobuf::each_field(data, [&](const field& f) {
     if (f.wire != wire_bytes)
-      continue;
-    bool ok = true;
-    if (f.number == 1) {
-      ok = read_object_meta(f.bytes, p.metadata);
-    } else if (f.number == 2) {
-      ok = read_spec(f.bytes, p.spec, bad);
-    } else if (f.number == 3) {
-      reader st(f.bytes);
-      field sf;
-      while (st.next(sf))
+      return true;
+    switch (f.number) {
+    case 1: return read_object_meta(f.bytes, p.metadata);
+    case 2: return read_spec(f.bytes, p.spec, bad);
+    case 3:
+      return protobuf::each_field(f.bytes, [&](const field& sf) {
         if (sf.number == 1 && sf.wire == wire_bytes)
           p.status.phase = text(sf);
-      ok = !st.failed();
+        return true;
+      });
+    default: return true;
     }
-    if (!ok)
-      return false;
-  }
-  return !r.failed();
+  });
 }
 
 // ListMeta: {2: resourceVersion, 3: continue, 4: remainingItemCount}.
 bool read_list_meta(std::string_view data, object_list<pod>& out) {
-  reader r(data);
-  field f;
-  while (r.next(f)) {
+  return protobuf::each_field(data, [&](const field& f) {
     if (f.number == 2)
       out.resource_version = text(f);
     else if (f.number == 3)
       out.continue_token = text(f);
     else if (f.number == 4 && f.wire == wire_varint)
       out.remaining_item_count = protobuf::as_int64(f);
-  }
-  return !r.failed();
+    return true;
+  });
 }
 
 } // namespace
@@ -230,29 +185,33 @@ expected<object_list<pod>> decode_counted_pod_list_protobuf(std::string_view bod
   if (!env->kind.empty() && env->kind != "PodList")
     return error::bad_request("expected a PodList in protobuf, got " + std::string(env->kind));
   object_list<pod> out;
-  reader r(env->raw);
-  field f;
-  while (r.next(f)) {
+  std::string problem;
+  bool read = protobuf::each_field(env->raw, [&](const field& f) {
     if (f.wire != wire_bytes)
-      continue;
+      return true;
     if (f.number == 1) {
       if (!read_list_meta(f.bytes, out))
-        return error::bad_request("malformed protobuf in a PodList's metadata");
-    } else if (f.number == 2) {
-      pod p;
-      std::optional<item_error> bad;
-      if (!read_counted_pod(f.bytes, p, bad))
-        return error::bad_request("malformed protobuf in pod " + std::to_string(out.items.size()) + " of a PodList");
-      if (bad) {
-        if (skipped)
-          skipped->push_back(p.metadata.namespace_ + "/" + p.metadata.name + ": " + bad->what);
-        continue;
-      }
-      out.items.push_back(std::move(p));
+        problem = "malformed protobuf in a PodList's metadata";
+      return problem.empty();
     }
-  }
-  if (r.failed())
-    return error::bad_request("malformed protobuf in a PodList");
+    if (f.number != 2)
+      return true;
+    pod p;
+    std::optional<item_error> bad;
+    if (!read_counted_pod(f.bytes, p, bad)) {
+      problem = "malformed protobuf in pod " + std::to_string(out.items.size()) + " of a PodList";
+      return false;
+    }
+    if (bad) {
+      if (skipped)
+        skipped->push_back(p.metadata.namespace_ + "/" + p.metadata.name + ": " + bad->what);
+      return true;
+    }
+    out.items.push_back(std::move(p));
+    return true;
+  });
+  if (!read)
+    return error::bad_request(problem.empty() ? "malformed protobuf in a PodList" : problem);
   return out;
 }
 

@@ -68,20 +68,29 @@ split_result split(std::string_view body, std::size_t step, std::size_t batch_by
   return out;
 }
 
+// One recorded list read from its JSON (STEM.json) and from its protobuf (STEM.pb).
+struct both_forms {
+  k8s::object_list<k8s::pod> from_json, from_proto;
+};
+both_forms read_both(const std::string& stem) {
+  auto from_json = k8s::decode_counted_pod_list(fixture(stem + ".json"));
+  auto from_proto = k8s::decode_counted_pod_list_protobuf(fixture(stem + ".pb"));
+  REQUIRE(from_json);
+  REQUIRE(from_proto);
+  return {std::move(*from_json), std::move(*from_proto)};
+}
+
 } // namespace
 
 TEST_CASE("a PodList in protobuf decodes to the same counted pods as its JSON", "[protobuf]") {
-  auto from_json = k8s::decode_counted_pod_list(fixture("pods.json"));
-  auto from_proto = k8s::decode_counted_pod_list_protobuf(fixture("pods.pb"));
-  REQUIRE(from_json);
-  REQUIRE(from_proto);
-  REQUIRE(from_proto->items.size() == 2);
-  CHECK(from_proto->resource_version == from_json->resource_version);
-  CHECK_FALSE(from_proto->resource_version.empty());
-  CHECK(from_proto->items == from_json->items);
+  auto [json, proto] = read_both("pods");
+  REQUIRE(proto.items.size() == 2);
+  CHECK(proto.resource_version == json.resource_version);
+  CHECK_FALSE(proto.resource_version.empty());
+  CHECK(proto.items == json.items);
 
   // What the scheduler counts, spelled out.
-  const k8s::pod* bound = by_name(from_proto->items, "gpu-bound");
+  const k8s::pod* bound = by_name(proto.items, "gpu-bound");
   REQUIRE(bound);
   CHECK(bound->spec.node_name == "gpu-node-7");
   CHECK(bound->spec.scheduler_name == "other-scheduler");
@@ -104,7 +113,7 @@ TEST_CASE("a PodList in protobuf decodes to the same counted pods as its JSON", 
   CHECK(bound->spec.containers[0].image.empty());
   CHECK(bound->spec.restart_policy.empty());
 
-  const k8s::pod* finalized = by_name(from_proto->items, "finalized-");
+  const k8s::pod* finalized = by_name(proto.items, "finalized-");
   REQUIRE(finalized);
   CHECK(finalized->metadata.finalizers == std::vector<std::string>{"kozmo.io/test"});
   CHECK(finalized->metadata.generate_name == "finalized-");
@@ -113,15 +122,12 @@ TEST_CASE("a PodList in protobuf decodes to the same counted pods as its JSON", 
 }
 
 TEST_CASE("a page in protobuf keeps its continue token and remaining count", "[protobuf]") {
-  auto from_json = k8s::decode_counted_pod_list(fixture("page.json"));
-  auto from_proto = k8s::decode_counted_pod_list_protobuf(fixture("page.pb"));
-  REQUIRE(from_json);
-  REQUIRE(from_proto);
-  CHECK(from_proto->items.size() == 1);
-  CHECK_FALSE(from_proto->continue_token.empty());
-  CHECK(from_proto->continue_token == from_json->continue_token);
-  CHECK(from_proto->remaining_item_count == 1);
-  CHECK(from_proto->items == from_json->items);
+  auto [json, proto] = read_both("page");
+  CHECK(proto.items.size() == 1);
+  CHECK_FALSE(proto.continue_token.empty());
+  CHECK(proto.continue_token == json.continue_token);
+  CHECK(proto.remaining_item_count == 1);
+  CHECK(proto.items == json.items);
 }
 
 TEST_CASE("a protobuf LIST is split into its items wherever the bytes are cut", "[protobuf]") {
