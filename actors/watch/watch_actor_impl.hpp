@@ -273,9 +273,10 @@ void on_list(watch_actor<T>* self, list_done<T>& msg) {
     schedule_retry(self, true);
     return;
   }
-  // Straight from the bytes to typed objects (simdjson), no JSON tree in between; a page with an
-  // object the model cannot read is read again item by item, skipping that one. The items came
-  // in batches while the answer arrived (list_batch); the body holds the rest, "items":[].
+  // Straight from the bytes to typed objects (simdjson, or the protobuf reader), no JSON tree in
+  // between; a JSON page with an object the model cannot read is read again item by item,
+  // skipping that one (the protobuf decoder skips it itself). The items came in batches while the
+  // answer arrived (list_batch); the body holds the rest, without the items.
   const bool protobuf = result->body.starts_with(k8s::protobuf::magic);
   auto page = decode_page<T>(self, result->body);
   if (!page && !protobuf)

@@ -59,16 +59,15 @@ error error_from_response(int status, std::string_view reason_phrase, std::strin
   // A client that accepts protobuf gets its errors in protobuf too: Status {2: status,
   // 3: message, 4: reason, 5: details, 6: code}.
   if (auto env = k8s::protobuf::open_envelope(body); env && env->kind == "Status") {
-    k8s::protobuf::reader r(env->raw);
-    k8s::protobuf::field f;
-    while (r.next(f)) {
+    k8s::protobuf::each_field(env->raw, [&](const k8s::protobuf::field& f) {
       if (f.number == 3 && f.wire == k8s::protobuf::wire_bytes && !f.bytes.empty())
         e.message = std::string(f.bytes);
       else if (f.number == 4 && f.wire == k8s::protobuf::wire_bytes && !f.bytes.empty())
         e.reason = std::string(f.bytes);
       else if (f.number == 6 && f.wire == k8s::protobuf::wire_varint && k8s::protobuf::as_int32(f) > 0)
         e.code = k8s::protobuf::as_int32(f);
-    }
+      return true;
+    });
     if (!e.message.empty()) return e;
     text = {}; // binary: not a message to show
   }
