@@ -114,6 +114,19 @@ bool each_field(std::string_view data, OnField&& on_field) {
 inline std::int64_t as_int64(const field& f) { return static_cast<std::int64_t>(f.varint); }
 inline std::int32_t as_int32(const field& f) { return static_cast<std::int32_t>(static_cast<std::int64_t>(f.varint)); }
 
+// A metav1.Time {1: seconds, 2: nanos}: its whole seconds (JSON carries no more); nullopt at
+// malformed data.
+inline std::optional<std::int64_t> time_seconds(std::string_view data) {
+  std::int64_t seconds = 0;
+  if (!each_field(data, [&](const field& f) {
+        if (f.number == 1 && f.wire == wire_varint)
+          seconds = as_int64(f);
+        return true;
+      }))
+    return std::nullopt;
+  return seconds;
+}
+
 struct envelope {
   std::string_view api_version;
   std::string_view kind;
@@ -125,25 +138,22 @@ inline std::optional<envelope> open_envelope(std::string_view body) {
   if (body.substr(0, magic.size()) != magic)
     return std::nullopt;
   envelope out;
-  reader r(body.substr(magic.size()));
-  field f;
-  while (r.next(f)) {
-    if (f.number == 1 && f.wire == wire_bytes) {
-      reader t(f.bytes);
-      field tf;
-      while (t.next(tf)) {
-        if (tf.number == 1 && tf.wire == wire_bytes)
-          out.api_version = tf.bytes;
-        else if (tf.number == 2 && tf.wire == wire_bytes)
-          out.kind = tf.bytes;
-      }
-      if (t.failed())
-        return std::nullopt;
-    } else if (f.number == 2 && f.wire == wire_bytes) {
+  bool ok = each_field(body.substr(magic.size()), [&](const field& f) {
+    if (f.wire != wire_bytes)
+      return true;
+    if (f.number == 2)
       out.raw = f.bytes;
-    }
-  }
-  if (r.failed())
+    if (f.number != 1)
+      return true;
+    return each_field(f.bytes, [&](const field& t) {
+      if (t.number == 1 && t.wire == wire_bytes)
+        out.api_version = t.bytes;
+      else if (t.number == 2 && t.wire == wire_bytes)
+        out.kind = t.bytes;
+      return true;
+    });
+  });
+  if (!ok)
     return std::nullopt;
   return out;
 }

@@ -14,6 +14,7 @@ namespace {
 
 using k8s::protobuf::each_field;
 using k8s::protobuf::field;
+using k8s::protobuf::time_seconds;
 
 // map<string, string|bytes> entries: message {1: key, 2: value}.
 // Appends to `list` (made an array when it is not one yet): a repeated field's next element.
@@ -49,17 +50,6 @@ bool map_entry(std::string_view data, json::value& target, map_value form) {
     target = json::object{};
   target.as_object().set(key, form == map_value::base64 ? base64_encode(value) : value);
   return true;
-}
-
-std::optional<std::int64_t> time_seconds(std::string_view data) {
-  std::int64_t seconds = 0;
-  if (!each_field(data, [&](const field& f) {
-        if (f.number == 1)
-          seconds = static_cast<std::int64_t>(f.varint);
-        return true;
-      }))
-    return std::nullopt;
-  return seconds;
 }
 
 bool owner_reference(std::string_view data, json::value& list) {

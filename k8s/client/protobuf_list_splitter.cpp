@@ -114,19 +114,21 @@ void protobuf_list_splitter::read_bytes(const char*& p, const char* end) {
 
   switch (state_) {
   case state::key:
+  {
     number_ = static_cast<std::uint32_t>(value >> 3);
-    wire_ = static_cast<int>(value & 7);
+    const int wire = static_cast<int>(value & 7);
     if (in_list_)
-      sink_ = number_ == 2 && wire_ == k8s::protobuf::wire_bytes ? sink::batch : sink::meta;
+      sink_ = number_ == 2 && wire == k8s::protobuf::wire_bytes ? sink::batch : sink::meta;
     else
-      sink_ = number_ == 1 && wire_ == k8s::protobuf::wire_bytes ? sink::type_meta : sink::drop;
-    switch (wire_) {
+      sink_ = number_ == 1 && wire == k8s::protobuf::wire_bytes ? sink::type_meta : sink::drop;
+    switch (wire) {
     case k8s::protobuf::wire_varint: state_ = state::varint; return;
     case k8s::protobuf::wire_fixed64: state_ = state::fixed; left_ = 8; return;
     case k8s::protobuf::wire_fixed32: state_ = state::fixed; left_ = 4; return;
     case k8s::protobuf::wire_bytes: state_ = state::length; return;
     default: state_ = state::bad; return;
     }
+  }
   case state::varint:
     end_field();
     return;

@@ -54,7 +54,6 @@ private:
   std::uint64_t acc_ = 0;         // the varint being read
   int shift_ = 0;
   std::uint32_t number_ = 0;      // the current field
-  int wire_ = 0;
   std::uint64_t left_ = 0;        // bytes of the current payload or fixed value still to come
   std::string head_;              // the current field's key and length, as they came
   enum class sink { drop, type_meta, batch, meta } sink_ = sink::drop;

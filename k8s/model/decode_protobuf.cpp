@@ -2,7 +2,7 @@
 // JSON, at the field numbers of k8s.io/api/core/v1/generated.proto (Pod, PodSpec, Container,
 // ResourceRequirements, PodStatus) and apimachinery's meta/v1 (ObjectMeta, ListMeta,
 // OwnerReference, Time) and resource (Quantity). Every other field is stepped over unread.
-#include "k8s/model/detail/fast_scalars.hpp"
+#include "k8s/model/detail/tree_node.hpp"
 #include "k8s/model/watch.hpp"
 #include "k8s/protobuf_wire.hpp"
 
@@ -25,14 +25,10 @@ std::string text(const field& f) { return std::string(f.bytes); }
 // metav1.Time {1: seconds, 2: nanos}. JSON carries whole seconds (RFC 3339 without a
 // fraction), and so does the model, whichever form the object came in.
 bool read_time(std::string_view data, std::optional<time_point>& out) {
-  std::int64_t seconds = 0;
-  if (!protobuf::each_field(data, [&](const field& f) {
-        if (f.number == 1 && f.wire == wire_varint)
-          seconds = protobuf::as_int64(f);
-        return true;
-      }))
+  auto seconds = protobuf::time_seconds(data);
+  if (!seconds)
     return false;
-  out = time_point{std::chrono::duration_cast<time_point::duration>(std::chrono::seconds{seconds})};
+  out = time_point{std::chrono::duration_cast<time_point::duration>(std::chrono::seconds{*seconds})};
   return true;
 }
 
@@ -66,14 +62,10 @@ bool read_quantity_entry(std::string_view data, resource_list& out, std::optiona
       }))
     return false;
   quantity parsed;
-  if (!detail::parse_quantity_fast(value, parsed)) {
-    auto exact = quantity::parse(value);
-    if (!exact) {
-      if (!bad)
-        bad = item_error{"resource " + std::string(key) + ": " + exact.err().message};
-      return true;
-    }
-    parsed = *exact;
+  if (auto s = detail::tree_node::parse_quantity_text(value, parsed); !s.ok()) {
+    if (!bad)
+      bad = item_error{"resource " + std::string(key) + ": " + s.to_error().message};
+    return true;
   }
   out.append_or_reset(key) = parsed;
   return true;
