@@ -216,7 +216,15 @@ Usage:
   kozmo extender [flags]    kube-scheduler extender (filter/preempt/bind, inspect API)
       --config FILE             HiveD configuration (required)
       --kubeconfig PATH         (default: the config's kubeConfigFilePath, in-cluster, $KUBECONFIG)
-      --listen HOST:PORT        (default: the config's webServerAddress, else :30096)
+      --listen HOST:PORT        (default: the config's webServerAddress, else 127.0.0.1:9096); an
+                                address other hosts reach needs --client-ca-file or --insecure
+      --client-ca-file FILE     serve TLS and accept the client certificates this CA signed (the one
+                                kube-scheduler's extender tlsConfig presents); callers without one
+                                need a token the cluster's TokenReview and SubjectAccessReview allow
+      --tls-cert-file FILE  --tls-private-key-file FILE   the serving certificate (default: self-signed)
+      --insecure                plain HTTP that anyone who reaches the address may call (HiveD's way)
+      --health-probe-bind-address A   /healthz and /readyz alone on A (they reveal nothing; for a
+                                kubelet's probes when --listen is loopback)
       --kube-api-qps N          API requests per second (default 200; bindings go first)
       --kube-api-burst N        requests allowed above that in a burst (default 400)
       --log-level LEVEL
@@ -339,6 +347,11 @@ expected<command> parse_command_line(const std::vector<std::string>& args) {
         {"config", string_flag(o.config)},
         {"kubeconfig", string_flag(o.kubeconfig)},
         {"listen", string_flag(o.listen)},
+        {"client-ca-file", string_flag(o.client_ca_file)},
+        {"tls-cert-file", string_flag(o.tls_cert_file)},
+        {"tls-private-key-file", string_flag(o.tls_private_key_file)},
+        {"insecure", switch_flag("insecure", o.insecure)},
+        {"health-probe-bind-address", string_flag(o.probe_address)},
         {"log-level", string_flag(o.log_level)},
         {"kube-api-qps", number_flag("kube-api-qps", o.kube_api_qps, 1, 100000)},
         {"kube-api-burst", number_flag("kube-api-burst", o.kube_api_burst, 1, 100000)},
@@ -347,6 +360,12 @@ expected<command> parse_command_line(const std::vector<std::string>& args) {
       return st.err();
     if (o.config.empty())
       return error::bad_request("kozmo extender: --config FILE (a HiveD configuration) is required");
+    if (o.insecure && !o.client_ca_file.empty())
+      return error::bad_request("kozmo extender: --insecure serves plain HTTP; --client-ca-file does not apply");
+    if (o.client_ca_file.empty() && !o.tls_cert_file.empty())
+      return error::bad_request("kozmo extender: --tls-cert-file serves TLS for mutual TLS: give --client-ca-file too");
+    if (o.tls_cert_file.empty() != o.tls_private_key_file.empty())
+      return error::bad_request("kozmo extender: give --tls-cert-file and --tls-private-key-file together");
     return cmd;
   }
   if (sub == "controller") {

@@ -48,7 +48,14 @@ struct apiserver_options {
 struct extender_cli_options {
   std::string config;              // HiveD configuration YAML (required)
   std::string kubeconfig;          // "" = config's kubeConfigFilePath, in-cluster, $KUBECONFIG
-  std::string listen;              // "host:port"; "" = config's webServerAddress
+  std::string listen;              // "host:port"; "" = config's webServerAddress, else 127.0.0.1:9096
+  // Mutual TLS: the CA of the client certificate kube-scheduler presents (its extender
+  // tlsConfig); callers without one need a token the cluster accepts and allows the URL.
+  std::string client_ca_file;
+  std::string tls_cert_file;       // with client_ca_file: the serving certificate ("" = self-signed)
+  std::string tls_private_key_file;
+  bool insecure = false;           // plain HTTP on an address other hosts reach: an explicit opt-in
+  std::string probe_address;       // /healthz and /readyz alone on this address ("" = none)
   std::string log_level = "info";
   int kube_api_qps = 0;            // client rate limit; 0 = extender_options' default
   int kube_api_burst = 0;

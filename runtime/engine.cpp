@@ -7,6 +7,7 @@
 #include "actors/controller/event_recorder_actor.hpp"
 #include "actors/controller/leader_elector_actor.hpp"
 #include "actors/extender/delegated_auth.hpp"
+#include "runtime/serving_identity.hpp"
 #include "actors/extender/extender_actor.hpp"
 #include "actors/extender/extender_server.hpp"
 #include "actors/extender/self_signed.hpp"
@@ -140,40 +141,9 @@ expected<std::string> scheduler_config_text(const std::string& text_or_path) {
   return text;
 }
 
-// A server's certificate: the PEM given, else a self-signed one for this host, loopback and
-// deploy/'s metrics Service.
-expected<extender::tls_options> serving_identity(std::string cert_pem, std::string key_pem, const char* what) {
-  extender::tls_options t;
-  if (!cert_pem.empty()) {
-    t.cert_pem = std::move(cert_pem);
-    t.key_pem = std::move(key_pem);
-    return t;
-  }
-  char host[256] = {};
-  std::vector<std::string> names{"localhost", "kozmo-controller-metrics.kozmo-system.svc",
-                                 "kozmo-controller-metrics.kozmo-system.svc.cluster.local"};
-  if (gethostname(host, sizeof host - 1) == 0 && *host)
-    names.insert(names.begin(), host);
-  auto id = extender::self_signed_identity("kozmo-controller", names, {"127.0.0.1", "::1"});
-  if (!id)
-    return id.err();
-  spdlog::info("http: serving {} with a self-signed certificate (for {})", what, names.front());
-  t.cert_pem = std::move(id->cert_pem);
-  t.key_pem = std::move(id->key_pem);
-  return t;
-}
-
 // The metrics address's certificate: the files given, else self-signed.
 expected<extender::tls_options> metrics_identity(const engine_options& o) {
-  if (o.tls_cert_file.empty())
-    return serving_identity({}, {}, "metrics");
-  auto cert = runtime::read_file(o.tls_cert_file);
-  if (!cert)
-    return error::bad_request("--tls-cert-file: " + cert.err().message);
-  auto key = runtime::read_file(o.tls_key_file);
-  if (!key)
-    return error::bad_request("--tls-private-key-file: " + key.err().message);
-  return serving_identity(std::move(*cert), std::move(*key), "metrics");
+  return runtime::serving_identity_files(o.tls_cert_file, o.tls_key_file, "metrics");
 }
 
 // Kozmo's CRDs embedded in the binary, applied to the embedded server (create or update), one
@@ -324,7 +294,7 @@ struct engine::impl {
     if (!opts.extender_address.empty()) {
       std::optional<extender::tls_options> tls;
       if (!opts.extender_insecure) {
-        auto id = serving_identity(opts.extender_cert_pem, opts.extender_key_pem, "the extender verbs");
+        auto id = runtime::serving_identity(opts.extender_cert_pem, opts.extender_key_pem, "the extender verbs");
         if (!id)
           return id.err();
         id->client_ca_pem = opts.extender_client_ca_pem;

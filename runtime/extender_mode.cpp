@@ -6,21 +6,27 @@
 #include "runtime/actor_setup.hpp"
 #include "runtime/config_file.hpp"
 
+#include "actors/extender/delegated_auth.hpp"
 #include "actors/extender/extender_actor.hpp"
+#include "actors/extender/http_api.hpp"
 #include "actors/extender/extender_server.hpp"
 #include "actors/scheduler/config.hpp"
 #include "actors/watch/watch_actor.hpp"
 #include "k8s/client/client.hpp"
 #include "runtime/logging.hpp"
+#include "runtime/serving_identity.hpp"
 #include "runtime/signals.hpp"
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
 #include <iostream>
+#include <optional>
 
 namespace kozmo::runtime {
 namespace {
+
+constexpr const char* default_listen = "127.0.0.1:9096";
 
 int fail(const std::string& message) {
   spdlog::error("extender: {}", message);
@@ -45,9 +51,37 @@ int run_extender(const extender_cli_options& opts) {
   if (!core)
     return fail(opts.config + ": " + core.err().message);
 
-  auto listen = extender::parse_listen(opts.listen.empty() ? cfg->web_server_address : opts.listen);
+  std::string address = !opts.listen.empty()                  ? opts.listen
+                        : !cfg->web_server_address.empty() ? cfg->web_server_address
+                                                           : std::string(default_listen);
+  auto listen = extender::parse_listen(address);
   if (!listen)
     return fail(listen.err().message);
+  // kube-scheduler's verbs bind pods: on an address other hosts reach, only callers that prove
+  // who they are (mutual TLS, or a token the cluster allows), unless the operator opts out.
+  if (opts.client_ca_file.empty() && !opts.insecure && !extender::is_loopback(listen->first))
+    return fail("'" + address + "' (" + (opts.listen.empty() ? "the config's webServerAddress" : "--listen") +
+                ") is reachable from other hosts, and the extender's verbs bind pods: give --client-ca-file "
+                "(mutual TLS with the CA of the certificate kube-scheduler presents), listen on 127.0.0.1, or "
+                "pass --insecure to serve plain HTTP to anyone who can reach it");
+  std::optional<std::pair<std::string, unsigned short>> probe_listen;
+  if (!opts.probe_address.empty()) {
+    auto parsed = extender::parse_listen(opts.probe_address);
+    if (!parsed)
+      return fail("--health-probe-bind-address: " + parsed.err().message);
+    probe_listen = *parsed;
+  }
+  std::optional<extender::tls_options> tls;
+  if (!opts.client_ca_file.empty()) {
+    auto id = serving_identity_files(opts.tls_cert_file, opts.tls_private_key_file, "the extender");
+    if (!id)
+      return fail(id.err().message);
+    auto ca = read_file(opts.client_ca_file);
+    if (!ca)
+      return fail("--client-ca-file: " + ca.err().message);
+    id->client_ca_pem = std::move(*ca);
+    tls = std::move(*id);
+  }
   // The flag wins, then HiveD's kubeConfigFilePath, then kubectl's search (in-cluster last).
   auto ccfg = client::discover_config(opts.kubeconfig.empty() ? cfg->kube_config_file_path : opts.kubeconfig);
   if (!ccfg)
@@ -83,16 +117,39 @@ int run_extender(const extender_cli_options& opts) {
     extender::server_options sopts;
     sopts.address = listen->first;
     sopts.port = listen->second;
-    extender::extender_server server(extender::make_actor_backend(actor), sopts);
+    if (tls) {
+      sopts.tls = std::move(*tls);
+      sopts.authorize = extender::delegated_access(cli);
+    }
+    auto backend = extender::make_actor_backend(actor);
+    extender::extender_server server(backend, sopts);
+    std::unique_ptr<extender::extender_server> probes;
     auto port = server.start();
+    if (port && probe_listen) {
+      extender::server_options po;
+      po.address = probe_listen->first;
+      po.port = probe_listen->second;
+      po.routes = {extender::route_kind::healthz, extender::route_kind::readyz};
+      probes = std::make_unique<extender::extender_server>(backend, po);
+      if (auto pp = probes->start(); !pp)
+        port = error{"--health-probe-bind-address: " + pp.err().message};
+      else
+        std::cout << "kozmo extender: health probes on port " << *pp << "\n" << std::flush;
+    }
     if (!port) {
       rc = fail(port.err().message);
     } else {
-      spdlog::info("extender listening on {}:{} (config {})", sopts.address, *port, opts.config);
+      spdlog::info("extender listening on {}:{} ({}; config {})", sopts.address, *port,
+                   sopts.tls ? "TLS, client certificates or tokens" : "plain HTTP", opts.config);
+      if (opts.insecure && !extender::is_loopback(sopts.address))
+        spdlog::warn("extender: plain HTTP on {}: anyone who can reach it may filter, preempt and bind (--insecure)",
+                     sopts.address);
       std::cout << "kozmo extender: listening on port " << *port << "\n" << std::flush;
       int sig = signals.wait();
       spdlog::info("extender: signal {} received, stopping", sig);
     }
+    if (probes)
+      probes->stop();
     server.stop();
     for (const auto& a : {actor, pods_watch, nodes_watch})
       caf::anon_send_exit(a, caf::exit_reason::user_shutdown);

@@ -4,6 +4,8 @@
 
 #include <utility>
 
+#include "k8s/serve/listener.hpp"
+
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl.hpp>
@@ -66,7 +68,7 @@ template <class Stream>
 class session final : public session_base {
 public:
   template <class... Args>
-  session(server_state& owner, tcp::socket socket, Args&... args);
+  session(server_state& owner, tcp::socket socket, serve::slot held, Args&... args);
   void start() override;
   void respond(http_answer a) override;
   net::steady_timer& wait_timer() override { return wait_timer_; }
@@ -86,6 +88,7 @@ private:
   void close();
 
   Stream stream_;
+  serve::slot held_; // counts against the listener's limit while the session lives
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> response_;
@@ -101,7 +104,7 @@ struct server_state {
   server_options opts;
   net::io_context ioc{1};
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
-  tcp::acceptor acceptor{ioc};
+  std::shared_ptr<serve::listener> listener;
   // Sessions waiting for the backend, by request id (io thread only). Declared after ioc so
   // that they are destroyed before it.
   std::map<std::uint64_t, std::shared_ptr<session_base>> waiting;
@@ -112,17 +115,11 @@ struct server_state {
   std::atomic<unsigned short> bound_port{0};
   bool started = false;
 
-  void accept() {
-    acceptor.async_accept(ioc, [this](beast::error_code ec, tcp::socket socket) {
-      if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
-      if (!ec) {
-        if (tls)
-          std::make_shared<session<ssl::stream<beast::tcp_stream>>>(*this, std::move(socket), *tls)->start();
-        else
-          std::make_shared<session<beast::tcp_stream>>(*this, std::move(socket))->start();
-      }
-      accept();
-    });
+  void accept(tcp::socket socket, serve::slot held) {
+    if (tls)
+      std::make_shared<session<ssl::stream<beast::tcp_stream>>>(*this, std::move(socket), std::move(held), *tls)->start();
+    else
+      std::make_shared<session<beast::tcp_stream>>(*this, std::move(socket), std::move(held))->start();
   }
 
   void deliver(std::uint64_t id, http_answer a) {
@@ -188,13 +185,14 @@ struct server_state {
 
 template <class Stream>
 template <class... Args>
-session<Stream>::session(server_state& owner, tcp::socket socket, Args&... args)
-    : stream_(std::move(socket), args...), wait_timer_(stream_.get_executor()), owner_(owner) {}
+session<Stream>::session(server_state& owner, tcp::socket socket, serve::slot held, Args&... args)
+    : stream_(std::move(socket), args...), held_(std::move(held)), wait_timer_(stream_.get_executor()),
+      owner_(owner) {}
 
 template <class Stream>
 void session<Stream>::start() {
   if constexpr (tls) {
-    tcp().expires_after(std::chrono::seconds(30));
+    tcp().expires_after(owner_.opts.limits.header_timeout);
     stream_.async_handshake(ssl::stream_base::server, [self = me()](beast::error_code ec) {
       if (ec) {
         spdlog::debug("http: TLS handshake failed: {}", ec.message());
@@ -214,8 +212,12 @@ template <class Stream>
 void session<Stream>::read() {
   parser_.emplace();
   parser_->body_limit(owner_.opts.body_limit);
-  tcp().expires_after(owner_.opts.idle_timeout);
-  http::async_read(stream_, buffer_, *parser_, [self = me()](beast::error_code ec, std::size_t) { self->on_read(ec); });
+  serve::async_read_head(stream_, tcp(), buffer_, *parser_, owner_.opts.limits, [self = me()](beast::error_code ec) {
+    if (ec)
+      return self->on_read(ec);
+    serve::async_read_body(self->stream_, self->tcp(), self->buffer_, *self->parser_, self->owner_.opts.limits,
+                           [self](beast::error_code bec) { self->on_read(bec); });
+  });
 }
 
 template <class Stream>
@@ -249,7 +251,7 @@ void session<Stream>::respond(http_answer a) {
   response_.keep_alive(keep_alive_);
   response_.body() = std::move(a.body);
   response_.prepare_payload();
-  tcp().expires_after(std::chrono::seconds(30));
+  tcp().expires_after(owner_.opts.limits.write_timeout);
   bool close_after = !keep_alive_;
   http::async_write(stream_, response_, [self = me(), close_after](beast::error_code ec, std::size_t) {
     self->on_write(ec, close_after);
@@ -315,23 +317,16 @@ expected<unsigned short> extender_server::start() {
     if (!ctx) return ctx.err();
     d.tls.emplace(std::move(*ctx));
   }
-  beast::error_code ec;
-  auto address = net::ip::make_address(d.opts.address, ec);
-  if (ec) return error{"extender: bad listen address '" + d.opts.address + "': " + ec.message()};
-  tcp::endpoint ep{address, d.opts.port};
-  d.acceptor.open(ep.protocol(), ec);
-  if (!ec) d.acceptor.set_option(net::socket_base::reuse_address(true), ec);
-  if (!ec) d.acceptor.bind(ep, ec);
-  if (!ec) d.acceptor.listen(net::socket_base::max_listen_connections, ec);
-  if (ec) {
-    beast::error_code ignored;
-    d.acceptor.close(ignored);
-    return error{"extender: cannot listen on " + d.opts.address + ":" + std::to_string(d.opts.port) + ": " +
-                 ec.message()};
-  }
-  d.bound_port = d.acceptor.local_endpoint().port();
+  auto listening = serve::listener::open(d.ioc, d.opts.address, d.opts.port, d.opts.limits, "extender",
+                                         [&d](tcp::socket socket, serve::slot held) {
+                                           d.accept(std::move(socket), std::move(held));
+                                         });
+  if (!listening)
+    return listening.err();
+  d.listener = std::move(*listening);
+  d.bound_port = d.listener->port();
   d.work.emplace(d.ioc.get_executor());
-  d.accept();
+  d.listener->start();
   d.thread = std::thread([&d] { d.ioc.run(); });
   d.started = true;
   return d.bound_port.load();
@@ -345,10 +340,7 @@ void extender_server::stop() {
     std::lock_guard<std::mutex> lock(d.answers->m);
     d.answers->open = false;
   }
-  net::post(d.ioc, [&d] {
-    beast::error_code ec;
-    d.acceptor.close(ec);
-  });
+  d.listener->close();
   d.work.reset();
   d.ioc.stop();
   if (d.thread.joinable()) d.thread.join();
@@ -356,5 +348,9 @@ void extender_server::stop() {
 }
 
 unsigned short extender_server::port() const { return impl_->bound_port.load(); }
+
+std::size_t extender_server::open_connections() const {
+  return impl_->listener ? impl_->listener->counters().open.load() : 0;
+}
 
 } // namespace kozmo::extender

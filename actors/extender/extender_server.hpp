@@ -11,6 +11,7 @@
 #include "actors/extender/extender_backend.hpp"
 #include "actors/extender/http_api.hpp"
 #include "k8s/error.hpp"
+#include "k8s/serve/limits.hpp"
 
 #include <chrono>
 #include <cstddef>
@@ -48,14 +49,21 @@ struct access_verdict {
 // Called once per request before it is served; answers exactly once, on any thread.
 using access_check = std::function<void(access_request, std::function<void(access_verdict)>)>;
 
+inline serve::limits extender_limits() {
+  serve::limits l;
+  l.idle_timeout = std::chrono::minutes(10);
+  return l;
+}
+
 struct server_options {
   std::string address = "127.0.0.1"; // "0.0.0.0" for every interface
   unsigned short port = 0;            // 0: a free port (see extender_server::port())
   std::size_t body_limit = 16 * 1024 * 1024; // a filter request with a NodeList can be large
   std::chrono::milliseconds backend_timeout{30000};
-  // Idle keep-alive connections are closed after this long. Long on purpose: kube-scheduler's
-  // HTTP client does not retry a POST that raced with a server-side close.
-  std::chrono::milliseconds idle_timeout{600000};
+  // Connections, timeouts and head size (serve/limits.hpp: kube-apiserver's), but for the idle
+  // time between requests: 10 minutes, on purpose, since kube-scheduler's HTTP client does not
+  // retry a POST that raced with a server-side close.
+  serve::limits limits = extender_limits();
   // The routes this server answers (http_api.hpp); others get 404. Empty: every route.
   std::vector<route_kind> routes;
   // Serve TLS instead of plain HTTP.
@@ -76,6 +84,8 @@ public:
   // Stops accepting, drops open connections and pending answers, joins the io thread. Idempotent.
   void stop();
   unsigned short port() const;
+  // Connections held now (server_options::limits bounds them).
+  std::size_t open_connections() const;
 
 private:
   struct impl;

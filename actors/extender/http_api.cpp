@@ -111,4 +111,8 @@ expected<std::pair<std::string, unsigned short>> parse_listen(std::string_view t
   return std::make_pair(host.empty() ? std::string("0.0.0.0") : host, static_cast<unsigned short>(port));
 }
 
+bool is_loopback(std::string_view host) {
+  return host.substr(0, 4) == "127." || host == "::1" || host == "localhost";
+}
+
 } // namespace kozmo::extender

@@ -47,4 +47,7 @@ void serve_request(extender_backend& backend, std::string_view method, std::stri
 // "127.0.0.1:30096", ":30096", "0.0.0.0:0" -> (address, port); an empty host means 0.0.0.0.
 expected<std::pair<std::string, unsigned short>> parse_listen(std::string_view text);
 
+// Whether a listen host is reachable from this machine only (127.0.0.0/8, ::1, localhost).
+bool is_loopback(std::string_view host);
+
 } // namespace kozmo::extender

@@ -52,7 +52,7 @@ struct virtual_cluster_spec {
 struct config {
   std::string kube_api_server_address;
   std::string kube_config_file_path;
-  std::string web_server_address = ":9096";
+  std::string web_server_address; // "" = not set (HiveD's own default is ":9096")
   int force_pod_bind_threshold = 3;
   int waiting_pod_scheduling_block_millisec = 0;
   physical_cluster_spec physical_cluster;

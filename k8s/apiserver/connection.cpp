@@ -24,8 +24,8 @@ std::string http_date() {
 
 } // namespace
 
-connection::connection(tcp::socket socket, server_state& state)
-    : stream_(std::move(socket)), state_(state), latency_timer_(stream_.get_executor()),
+connection::connection(tcp::socket socket, server_state& state, serve::slot held)
+    : stream_(std::move(socket)), held_(std::move(held)), state_(state), latency_timer_(stream_.get_executor()),
       bookmark_timer_(stream_.get_executor()), pre_timeout_timer_(stream_.get_executor()),
       timeout_timer_(stream_.get_executor()), log_timer_(stream_.get_executor()) {}
 
@@ -66,10 +66,8 @@ void connection::read_request() {
     return;
   parser_.emplace();
   parser_->body_limit(state_.opts.max_body_bytes);
-  parser_->header_limit(1024 * 1024);
-  // Idle keep-alive connections are closed after a while, as Go's server does.
-  stream_.expires_after(std::chrono::minutes(5));
-  http::async_read_header(stream_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+  serve::async_read_head(stream_, stream_, buffer_, *parser_, state_.opts.limits, [self = shared_from_this()](
+                                                                                      beast::error_code ec) {
     if (ec) {
       self->on_read(ec);
       return;
@@ -81,6 +79,7 @@ void connection::read_request() {
     }
     // curl and others wait for this before sending a body over 1 KiB.
     auto cont = std::make_shared<http::response<http::empty_body>>(http::status::continue_, 11);
+    self->stream_.expires_after(self->state_.opts.limits.write_timeout);
     http::async_write(self->stream_, *cont, [self, cont](beast::error_code wec, std::size_t) {
       if (wec) {
         self->close_now();
@@ -92,9 +91,8 @@ void connection::read_request() {
 }
 
 void connection::read_body() {
-  http::async_read(stream_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
-    self->on_read(ec);
-  });
+  serve::async_read_body(stream_, stream_, buffer_, *parser_, state_.opts.limits,
+                         [self = shared_from_this()](beast::error_code ec) { self->on_read(ec); });
 }
 
 void connection::on_read(beast::error_code ec) {
@@ -185,6 +183,7 @@ void connection::write_response(const http_response& r, bool keep_alive) {
   else
     res->prepare_payload();
   pending_ = res;
+  stream_.expires_after(state_.opts.limits.write_timeout);
   http::async_write(stream_, *res, [self = shared_from_this(), keep_alive](beast::error_code ec, std::size_t) {
     self->pending_.reset();
     if (!ec && self->draining_) {

@@ -16,22 +16,12 @@ struct server::impl {
   server_state state;
   std::unique_ptr<net::io_context> ioc;
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
-  std::unique_ptr<tcp::acceptor> acceptor;
+  std::shared_ptr<serve::listener> listener;
   std::vector<std::thread> threads;
   std::uint16_t port = 0;
   bool started = false;
   bool stopped = false;
   std::mutex lifecycle_mu;
-
-  void accept() {
-    acceptor->async_accept(net::make_strand(*ioc), [this](beast::error_code ec, tcp::socket socket) {
-      if (ec)
-        return;  // acceptor closed
-      socket.set_option(tcp::no_delay(true), ec);
-      std::make_shared<connection>(std::move(socket), state)->start();
-      accept();
-    });
-  }
 };
 
 server::server() : server(options{}) {}
@@ -41,7 +31,7 @@ server::server(options opts) : impl_(std::make_unique<impl>()) { impl_->state.op
 server::~server() {
   stop();
   // Connections still queued in the io_context go before the store (member order).
-  impl_->acceptor.reset();
+  impl_->listener.reset();
   impl_->ioc.reset();
 }
 
@@ -57,30 +47,22 @@ expected<std::uint16_t> server::start() {
   st.routes = std::make_unique<router>(*st.st, st.opts.pod_logs_dir);
 
   impl_->ioc = std::make_unique<net::io_context>(static_cast<int>(std::max(1u, st.opts.threads)));
-  beast::error_code ec;
-  auto address = net::ip::make_address(st.opts.address, ec);
-  if (ec)
-    return error::internal("invalid listen address " + st.opts.address + ": " + ec.message());
-  impl_->acceptor = std::make_unique<tcp::acceptor>(*impl_->ioc);
-  tcp::endpoint endpoint{address, st.opts.port};
-  impl_->acceptor->open(endpoint.protocol(), ec);
-  if (!ec)
-    impl_->acceptor->set_option(net::socket_base::reuse_address(true), ec);
-  if (!ec)
-    impl_->acceptor->bind(endpoint, ec);
-  if (!ec)
-    impl_->acceptor->listen(net::socket_base::max_listen_connections, ec);
-  if (ec)
-    return error::internal("cannot listen on " + st.opts.address + ":" + std::to_string(st.opts.port) + ": " +
-                           ec.message());
-  impl_->port = impl_->acceptor->local_endpoint().port();
+  auto listening = serve::listener::open(*impl_->ioc, st.opts.address, st.opts.port, st.opts.limits, "apiserver",
+                                         [&st](tcp::socket socket, serve::slot held) {
+                                           std::make_shared<connection>(std::move(socket), st, std::move(held))
+                                               ->start();
+                                         });
+  if (!listening)
+    return listening.err();
+  impl_->listener = std::move(*listening);
+  impl_->port = impl_->listener->port();
 
   st.faults.set_drop_hook([this] {
     for (auto& c : impl_->state.snapshot())
       c->drop_watch();
   });
   impl_->work.emplace(impl_->ioc->get_executor());
-  impl_->accept();
+  impl_->listener->start();
   for (unsigned i = 0; i < std::max(1u, st.opts.threads); ++i)
     impl_->threads.emplace_back([this] { impl_->ioc->run(); });
   impl_->started = true;
@@ -93,10 +75,7 @@ void server::stop() {
     return;
   impl_->stopped = true;
   impl_->state.faults.set_drop_hook({});
-  net::post(*impl_->ioc, [this] {
-    beast::error_code ec;
-    impl_->acceptor->close(ec);
-  });
+  impl_->listener->close();
   for (auto& c : impl_->state.snapshot())
     c->close();
   impl_->work.reset();
@@ -116,6 +95,10 @@ void server::stop() {
 std::string server::url() const { return "http://" + impl_->state.opts.address + ":" + std::to_string(impl_->port); }
 
 std::uint16_t server::port() const { return impl_->port; }
+
+std::size_t server::open_connections() const {
+  return impl_->listener ? impl_->listener->counters().open.load() : 0;
+}
 
 fault_injector& server::faults() { return impl_->state.faults; }
 

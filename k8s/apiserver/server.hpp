@@ -17,6 +17,7 @@
 #include "k8s/apiserver/http_types.hpp"
 #include "k8s/error.hpp"
 #include "k8s/json/value.hpp"
+#include "k8s/serve/limits.hpp"
 
 #include <chrono>
 #include <cstddef>
@@ -41,6 +42,7 @@ public:
     std::size_t max_body_bytes = 3 * 1024 * 1024;  // larger bodies get 413
     std::chrono::seconds bookmark_interval{60};    // BOOKMARK cadence on watches that ask
     unsigned threads = 2;                          // io threads
+    serve::limits limits;                          // connections, timeouts, head size (kube-apiserver's)
   };
 
   server();
@@ -56,6 +58,8 @@ public:
 
   std::string url() const;  // "http://127.0.0.1:PORT"
   std::uint16_t port() const;
+  // Connections held now (serve::limits::max_connections bounds them).
+  std::size_t open_connections() const;
   fault_injector& faults();
 
   // ---- in-process API (kozmo local, tests) -------------------------------------------------

@@ -9,6 +9,7 @@
 #include "k8s/apiserver/router.hpp"
 #include "k8s/apiserver/server.hpp"
 #include "k8s/apiserver/store.hpp"
+#include "k8s/serve/listener.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -58,7 +59,7 @@ struct server_state {
 // watch request, a chunked stream of watch events until the watch ends.
 class connection : public std::enable_shared_from_this<connection> {
 public:
-  connection(tcp::socket socket, server_state& state);
+  connection(tcp::socket socket, server_state& state, serve::slot held);
   ~connection();
 
   void start();
@@ -99,6 +100,7 @@ private:
   void poll_log();
 
   beast::tcp_stream stream_;
+  serve::slot held_; // counts this connection against the listener's limit while it lives
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   server_state& state_;

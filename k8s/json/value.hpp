@@ -45,12 +45,13 @@ public:
   // Removes `key`; returns whether it was there.
   bool erase(std::string_view key);
 
-  std::size_t size() const { return members_.size(); }
-  bool empty() const { return members_.empty(); }
-  iterator begin() { return members_.begin(); }
-  iterator end() { return members_.end(); }
-  const_iterator begin() const { return members_.begin(); }
-  const_iterator end() const { return members_.end(); }
+  // Defined below `value` (the member type must be complete: clang with libstdc++ insists).
+  std::size_t size() const;
+  bool empty() const;
+  iterator begin();
+  iterator end();
+  const_iterator begin() const;
+  const_iterator end() const;
 
   // Order-insensitive equality: two objects are equal when they have the same keys with
   // equal values.
@@ -120,6 +121,13 @@ public:
 private:
   std::variant<std::monostate, bool, std::int64_t, double, std::string, json::array, json::object> v_;
 };
+
+inline std::size_t object::size() const { return members_.size(); }
+inline bool object::empty() const { return members_.empty(); }
+inline object::iterator object::begin() { return members_.begin(); }
+inline object::iterator object::end() { return members_.end(); }
+inline object::const_iterator object::begin() const { return members_.begin(); }
+inline object::const_iterator object::end() const { return members_.end(); }
 
 // Parses one JSON text. Errors say where and what ("line 3: unexpected end of input").
 expected<value> parse(std::string_view text);

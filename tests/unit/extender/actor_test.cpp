@@ -8,7 +8,7 @@
 #include "k8s/client/client.hpp"
 #include "k8s/model/codec.hpp"
 #include "tests/unit/extender/cluster.hpp"
-#include "tests/unit/extender/raw_http.hpp"
+#include "tests/support/raw_http.hpp"
 
 #include <caf/all.hpp>
 #include <catch2/catch.hpp>
@@ -16,7 +16,7 @@
 using namespace kozmo;
 using namespace kozmo::extender;
 using kozmo::extender::test::cluster_yaml;
-using kozmo::extender::test::raw_connection;
+using kozmo::test::raw_connection;
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include "actors/extender/extender_server.hpp"
 #include "actors/extender/self_signed.hpp"
 #include "k8s/client/client.hpp"
-#include "tests/unit/extender/raw_http.hpp"
+#include "tests/support/raw_http.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -116,7 +116,7 @@ TEST_CASE("A TLS server does not answer plain HTTP, and a client that does not t
   auto port = srv.start();
   REQUIRE(port);
 
-  test::raw_connection plain(*port);
+  kozmo::test::raw_connection plain(*port);
   REQUIRE(plain.connected());
   CHECK(plain.request("GET", "/healthz").status == 0);
 

@@ -3,17 +3,18 @@
 #include "actors/extender/extender_logic.hpp"
 #include "actors/extender/extender_server.hpp"
 #include "tests/unit/extender/cluster.hpp"
-#include "tests/unit/extender/raw_http.hpp"
+#include "tests/support/raw_http.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <memory>
 #include <mutex>
 #include <thread>
 
 using namespace kozmo;
 using namespace kozmo::extender;
 using kozmo::extender::test::cluster_yaml;
-using kozmo::extender::test::raw_connection;
+using kozmo::test::raw_connection;
 
 namespace {
 
@@ -404,4 +405,25 @@ TEST_CASE("a backend that never answers gets the request a 504 instead of a hung
   CHECK(reply.status == 504);
   CHECK(json::parse(reply.body)->get_int("code") == 504);
   CHECK(c.request("GET", "/healthz").status == 200);
+}
+
+TEST_CASE("the extender's server holds the shared limits: a half-sent head is cut, a connection over the limit "
+          "is closed, the rest are served") {
+  server_options opts;
+  opts.limits.header_timeout = std::chrono::milliseconds(300);
+  opts.limits.max_connections = 3;
+  fixture f(opts);
+  raw_connection slow(f.port);
+  slow.send_raw("POST /v1/extender/filter HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Le");
+  CHECK(slow.closed_within(5000));
+
+  std::vector<std::unique_ptr<raw_connection>> held;
+  for (int i = 0; i < 3; ++i) {
+    held.push_back(std::make_unique<raw_connection>(f.port));
+    REQUIRE(held.back()->request("GET", "/healthz").status == 200);
+  }
+  REQUIRE(f.server->open_connections() == 3);
+  raw_connection over(f.port);
+  CHECK(over.closed_within(5000));
+  CHECK(held.front()->request("GET", "/healthz").status == 200);
 }

@@ -1,9 +1,11 @@
-// A minimal blocking HTTP/1.1 client over a POSIX socket, for talking to the extender server
-// the way kube-scheduler does (keep-alive) and the way a broken client would (garbage).
+// A minimal blocking HTTP/1.1 client over a POSIX socket, for talking to a server the way
+// kube-scheduler does (keep-alive) and the way a broken or hostile client would (garbage, a
+// head sent half, a connection held idle).
 #pragma once
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -12,7 +14,7 @@
 #include <map>
 #include <string>
 
-namespace kozmo::extender::test {
+namespace kozmo::test {
 
 struct http_reply {
   int status = 0; // 0: the connection closed before a full answer
@@ -98,6 +100,18 @@ public:
     return ::recv(fd_, &c, 1, 0) == 0;
   }
 
+  // True when the server closes the connection (EOF or reset) within `ms`, whatever it sends
+  // before; false while it stays open.
+  bool closed_within(int ms) {
+    for (;;) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, ms) <= 0) return false;
+      char buf[4096];
+      auto n = ::recv(fd_, buf, sizeof buf, MSG_DONTWAIT);
+      if (n <= 0) return true;
+    }
+  }
+
 private:
   bool fill() {
     char buf[4096];
@@ -112,4 +126,4 @@ private:
   std::string pending_;
 };
 
-} // namespace kozmo::extender::test
+} // namespace kozmo::test
