@@ -1,6 +1,7 @@
 #include "runtime/config_file.hpp"
 
 #include "actors/controller/leader_election.hpp"
+#include "actors/training/job_model.hpp"
 #include "k8s/json/value.hpp"
 #include "k8s/json/yaml.hpp"
 #include "k8s/model/time.hpp"
@@ -21,12 +22,14 @@ expected<std::string> read_file(const std::string& path) {
 
 namespace {
 
-std::string known_keys(std::initializer_list<const char*> keys) {
+template <class List>
+std::string join_keys(const List& keys) {
   std::string out;
-  for (const char* k : keys)
+  for (const auto& k : keys)
     out += (out.empty() ? "" : ", ") + std::string(k);
   return out;
 }
+std::string known_keys(std::initializer_list<const char*> keys) { return join_keys(keys); }
 
 status must_be_map(const json::value& v, const std::string& section) {
   if (v.is_object())
@@ -172,6 +175,47 @@ status parse_client(const json::value& v, client_section& out) {
   return ok;
 }
 
+// A job's replicas bound: at least 1, and at most what one controller can create and watch.
+expected<int> max_replicas_value(const json::value& v, const std::string& field) {
+  if (!v.is_int() || v.as_int() < 1 || v.as_int() > 100000)
+    return error::bad_request(field + ": must be a whole number from 1 to 100000");
+  return static_cast<int>(v.as_int());
+}
+
+status parse_training(const json::value& v, training_section& out) {
+  if (auto st = must_be_map(v, "training"); !st)
+    return st;
+  for (const auto& [key, val] : v.as_object()) {
+    if (key != "maxReplicas")
+      return error::bad_request("training." + key + ": unknown key (known: maxReplicas)");
+    if (!val.is_object()) {
+      auto n = max_replicas_value(val, "training.maxReplicas");
+      if (!n)
+        return n.err();
+      out.default_max_replicas = *n;
+      continue;
+    }
+    for (const auto& [kind, n] : val.as_object()) {
+      std::string field = "training.maxReplicas." + kind;
+      auto value = max_replicas_value(n, field);
+      if (!value)
+        return value.err();
+      if (kind == "default") {
+        out.default_max_replicas = *value;
+        continue;
+      }
+      if (training::traits_for(kind) == nullptr) {
+        std::vector<std::string> kinds{"default"};
+        for (const auto& k : training::all_kinds())
+          kinds.emplace_back(k.name);
+        return error::bad_request(field + ": unknown kind (known: " + join_keys(kinds) + ")");
+      }
+      out.max_replicas[kind] = *value;
+    }
+  }
+  return ok;
+}
+
 status parse_leader_election(const json::value& v, leader_election_section& out) {
   if (auto st = must_be_map(v, "leaderElection"); !st)
     return st;
@@ -211,7 +255,7 @@ expected<kozmo_config> parse_config(const std::string& text, const std::string& 
   if (doc->is_null())
     return out;
   if (!doc->is_object())
-    return error::bad_request(where + ": must be a map of sections (tasks, scheduler, client, leaderElection)");
+    return error::bad_request(where + ": must be a map of sections (tasks, scheduler, client, leaderElection, training)");
   for (const auto& [section, value] : doc->as_object()) {
     status st = ok;
     if (section == "tasks") {
@@ -226,8 +270,10 @@ expected<kozmo_config> parse_config(const std::string& text, const std::string& 
       st = parse_client(value, out.client);
     } else if (section == "leaderElection") {
       st = parse_leader_election(value, out.leader_election);
+    } else if (section == "training") {
+      st = parse_training(value, out.training);
     } else {
-      st = error::bad_request(section + ": unknown section (known: tasks, scheduler, client, leaderElection)");
+      st = error::bad_request(section + ": unknown section (known: tasks, scheduler, client, leaderElection, training)");
     }
     if (!st)
       return error::bad_request(where + ": " + st.err().message);

@@ -12,6 +12,9 @@
 //                   wire at once
 //   leaderElection: leaseDuration, renewDeadline, retryPeriod (Go durations), resourceName,
 //                   resourceNamespace (component-base's LeaderElectionConfiguration names)
+//   training:       maxReplicas: the most replicas one replica type of a job may have, a number
+//                   for every kind or a map by kind ({PyTorchJob: 20000, default: 10000});
+//                   default 10000, at most 100000
 // An unknown section, an unknown key or a bad value is an error that names it, reported
 // before anything starts.
 #pragma once
@@ -21,6 +24,7 @@
 #include "k8s/error.hpp"
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 namespace kozmo::runtime {
@@ -56,8 +60,14 @@ struct leader_election_section {
   std::string resource_namespace; // "" = $POD_NAMESPACE, else kozmo-system
 };
 
+struct training_section {
+  int default_max_replicas = 10000;
+  std::map<std::string, int> max_replicas; // by kind, overriding the default
+};
+
 struct kozmo_config {
   tasks::platform_config tasks;
+  training_section training;
   scheduler_section scheduler;
   client_section client;
   leader_election_section leader_election;

@@ -50,6 +50,8 @@ int run_controller(const controller_options& opts) {
     eo.extender_insecure = ext.insecure;
   }
   eo.training = opts.training;
+  eo.training_max_replicas = config->training.default_max_replicas;
+  eo.training_max_replicas_by_kind = config->training.max_replicas;
   eo.tasks = opts.tasks;
   // The scheduler alone, binding itself, looks only at its own pods (spec.schedulerName is
   // immutable, so none enters or leaves the selection): a cluster's other pods are not listed.

@@ -16,6 +16,7 @@
 #include "actors/scheduler/scheduler_actor.hpp"
 #include "runtime/crds.hpp"
 #include "actors/tasks/task_controller.hpp"
+#include "actors/training/job_model.hpp"
 #include "actors/training/training_supervisor_actor.hpp"
 #include "actors/kubelet/kubelet_actor.hpp"
 #include "actors/watch/object_traits.hpp"
@@ -146,16 +147,41 @@ expected<extender::tls_options> metrics_identity(const engine_options& o) {
   return runtime::serving_identity_files(o.tls_cert_file, o.tls_key_file, "metrics");
 }
 
+// Every `replicas` property of a schema gets `maximum` (a training CRD's replica specs).
+void cap_replicas(json::value& schema, int maximum) {
+  if (schema.is_array()) {
+    for (auto& item : schema.as_array())
+      cap_replicas(item, maximum);
+    return;
+  }
+  if (!schema.is_object())
+    return;
+  if (json::value* props = schema.find("properties"); props && props->is_object())
+    if (json::value* replicas = props->find("replicas"); replicas && replicas->get_string("type") == "integer")
+      (*replicas)["maximum"] = maximum;
+  for (auto& [key, child] : schema.as_object())
+    cap_replicas(child, maximum);
+}
+
 // Kozmo's CRDs embedded in the binary, applied to the embedded server (create or update), one
-// YAML document at a time.
-status install_crds(apiserver::server& srv) {
+// YAML document at a time; the training kinds' replicas capped as the engine's options say.
+status install_crds(apiserver::server& srv, const engine_options& opts) {
   for (const auto& file : embedded_crds()) {
     auto docs = json::parse_yaml_documents(file.text);
     if (!docs)
       return error::bad_request("CRDs: " + std::string(file.name) + ": " + docs.err().message);
-    for (const auto& obj : *docs) {
+    for (auto& obj : *docs) {
       if (!obj.is_object())
         continue;
+      std::string kind;
+      if (const json::value* names = obj.at_path({"spec", "names"}); names != nullptr)
+        kind = names->get_string("kind");
+      if (training::traits_for(kind) != nullptr) {
+        auto it = opts.training_max_replicas_by_kind.find(kind);
+        if (json::value* versions = obj.at_path({"spec", "versions"}))
+          cap_replicas(*versions, it == opts.training_max_replicas_by_kind.end() ? opts.training_max_replicas
+                                                                                 : it->second);
+      }
       if (auto applied = srv.apply_object(obj); !applied)
         return error::bad_request("CRDs: " + std::string(file.name) + ": " + applied.err().message);
     }
@@ -382,7 +408,7 @@ struct engine::impl {
         !opts.quota)
       return ok;
     if ((opts.training || opts.tasks) && server) {
-      if (auto st = install_crds(*server); !st)
+      if (auto st = install_crds(*server, opts); !st)
         return st;
     }
     if (!recorder) { // with leader election the elector's recorder is already there
@@ -415,6 +441,8 @@ struct engine::impl {
       tc.job.opts.scheduler_name = opts.scheduler_name;
       if (!opts.mpi_kubectl_delivery_image.empty())
         tc.job.opts.mpi_kubectl_delivery_image = opts.mpi_kubectl_delivery_image;
+      tc.job.opts.default_max_replicas = opts.training_max_replicas;
+      tc.job.opts.max_replicas = opts.training_max_replicas_by_kind;
       tc.recorder = recorder;
       actors.push_back(training::spawn_training_supervisor(*sys, pods_watch, std::move(tc)));
     }

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -97,6 +98,10 @@ struct engine_options {
   // the embedded server, the CRDs of deploy/crds (embedded at build time) are installed first.
   bool training = false;
   std::string mpi_kubectl_delivery_image; // "" = training::options' default
+  // The most replicas one replica type of a training job may have: per kind ("PyTorchJob"),
+  // else the default. With the embedded server the installed CRDs say the same (maximum).
+  int training_max_replicas = 10000;
+  std::map<std::string, int> training_max_replicas_by_kind;
   // The task controller (TaskExecution, ResourcePool: actors/tasks) with the task platform's
   // settings. With the embedded server, the CRDs of deploy/crds are installed first.
   bool tasks = false;

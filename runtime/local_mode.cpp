@@ -142,6 +142,8 @@ int run_local(const local_options& opts) {
   eo.tasks = true;    // TaskExecution, ResourcePool
   eo.count_other_pods = config->scheduler.count_other_pods;
   eo.task_platform = std::move(config->tasks);
+  eo.training_max_replicas = config->training.default_max_replicas;
+  eo.training_max_replicas_by_kind = config->training.max_replicas;
   engine e(eo);
   auto announce = [&]() -> int {
     std::string url = e.url();

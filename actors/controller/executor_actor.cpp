@@ -121,6 +121,7 @@ void fail(execution& ex, std::size_t index, const std::string& message, int code
   ex.out.what = plan_outcome::result::failed;
   ex.out.failed_step = index;
   ex.out.failure = describe(ex.p.steps[index]) + ": " + message;
+  ex.out.message = message;
   ex.out.code = code;
 }
 

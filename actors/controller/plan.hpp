@@ -89,6 +89,7 @@ struct plan_outcome {
   // (when the re-read worked).
   std::size_t failed_step = 0;
   std::string failure;
+  std::string message; // the failure's own words (the server's message), without the step
   int code = 0;
   std::optional<json::value> reread;
 };

@@ -14,6 +14,7 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <set>
 #include <utility>
 #include <unordered_map>
@@ -176,12 +177,16 @@ void on_pool(rm_actor* self, const object_event<k8s::custom_object>& ev) {
     st.book.remove_pool(name);
     return;
   }
+  // The CRD bounds them (1 to 1000000); a pool written past a CRD without those bounds is
+  // read within them rather than wrapped.
+  static constexpr std::int64_t max_tokens = 1000000;
+  auto tokens = [](std::int64_t n) { return static_cast<int>(std::clamp<std::int64_t>(n, 1, max_tokens)); };
   pool_limits limits;
-  limits.quota = static_cast<int>(quota);
+  limits.quota = tokens(quota);
   if (spec->find("perNamespace"))
-    limits.per_namespace = static_cast<int>(spec->get_int("perNamespace"));
+    limits.per_namespace = tokens(spec->get_int("perNamespace"));
   if (spec->find("perProject"))
-    limits.per_project = static_cast<int>(spec->get_int("perProject"));
+    limits.per_project = tokens(spec->get_int("perProject"));
   notify(self, name, st.book.set_pool(name, limits));
   mark(self, name);
 }

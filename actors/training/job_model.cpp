@@ -57,14 +57,31 @@ std::optional<restart_policy> parse_restart(std::string_view s) {
   return std::nullopt;
 }
 
-// An optional integer member; a member of another type is an error naming `path`.
-expected<std::optional<std::int64_t>> opt_int(const json::value& v, std::string_view key, const std::string& path) {
+constexpr std::int64_t int32_max = 2147483647;
+
+// An optional integer member within [lo, hi]; a member of another type, or a number outside
+// the range, is an error naming `path` and the range. A whole number written as a float (1e3)
+// counts as that integer, as Kubernetes reads JSON numbers.
+expected<std::optional<std::int64_t>> opt_int(const json::value& v, std::string_view key, const std::string& path,
+                                              std::int64_t lo = 0, std::int64_t hi = int32_max) {
   const json::value* m = v.find(key);
   if (m == nullptr || m->is_null())
     return std::optional<std::int64_t>{};
-  if (!m->is_int())
+  std::int64_t n = 0;
+  if (m->is_int()) {
+    n = m->as_int();
+  } else if (m->is_double() && m->as_double() > -9.2e18 && m->as_double() < 9.2e18 &&
+             m->as_double() == static_cast<double>(static_cast<std::int64_t>(m->as_double()))) {
+    n = static_cast<std::int64_t>(m->as_double());
+  } else if (m->is_double()) {
+    return invalid(path + " is " + json::dump(*m) + ": must be a whole number from " + std::to_string(lo) + " to " +
+                   std::to_string(hi));
+  } else {
     return invalid(path + " must be an integer");
-  return std::optional<std::int64_t>{m->as_int()};
+  }
+  if (n < lo || n > hi)
+    return invalid(path + " is " + std::to_string(n) + ": use " + std::to_string(lo) + " to " + std::to_string(hi));
+  return std::optional<std::int64_t>{n};
 }
 
 expected<std::string> opt_string(const json::value& v, std::string_view key, const std::string& path) {
@@ -84,12 +101,43 @@ int gpus_of_resources(const json::value& resources, std::string_view which) {
   if (g == nullptr)
     return 0;
   if (g->is_int())
-    return static_cast<int>(g->as_int());
+    return static_cast<int>(std::clamp<std::int64_t>(g->as_int(), 0, max_gpus_per_container));
   if (g->is_string()) {
     auto q = k8s::quantity::parse(g->as_string());
-    return q ? static_cast<int>(q->value()) : 0;
+    return q ? static_cast<int>(std::clamp<std::int64_t>(q->value(), 0, max_gpus_per_container)) : 0;
   }
   return 0;
+}
+
+// A container's nvidia.com/gpu, as the API server checks an extended resource: a whole number,
+// not negative, the same in requests and limits when both say it. Bounded here too, since the
+// gang's size is planned from it before any pod exists.
+status check_gpus(const json::value& container, const std::string& path) {
+  const json::value* res = container.find("resources");
+  if (res == nullptr || !res->is_object())
+    return ok;
+  std::optional<std::int64_t> seen[2];
+  const char* lists[2] = {"limits", "requests"};
+  for (int i = 0; i < 2; ++i) {
+    const json::value* list = res->find(lists[i]);
+    const json::value* g = list != nullptr && list->is_object() ? list->find("nvidia.com/gpu") : nullptr;
+    if (g == nullptr)
+      continue;
+    std::string where = path + ".resources." + lists[i] + "[nvidia.com/gpu]";
+    std::string text = json::scalar_text(*g);
+    auto q = k8s::quantity::parse(text);
+    if (!q)
+      return invalid(where + " is " + json::dump(*g) + ": must be a whole number of GPUs");
+    if (q->sign() < 0 || q->nanos() % 1000000000 != 0)
+      return invalid(where + " is " + text + ": must be a whole number of GPUs, 0 or more");
+    if (q->value() > max_gpus_per_container)
+      return invalid(where + " is " + text + ": at most " + std::to_string(max_gpus_per_container));
+    seen[i] = q->value();
+  }
+  if (seen[0] && seen[1] && *seen[0] != *seen[1])
+    return invalid(path + ".resources.requests[nvidia.com/gpu] is " + std::to_string(*seen[1]) +
+                   ": must equal the limit (" + std::to_string(*seen[0]) + ")");
+  return ok;
 }
 
 // The peer's setDefaultPort: the default container gets the kind's named port unless it has one.
@@ -107,20 +155,18 @@ void add_default_port(json::value& container, const kind_traits& k) {
 }
 
 expected<replica_spec> decode_replica(const kind_traits& k, const std::string& type, const json::value& spec,
-                                      const std::string& path) {
+                                      const std::string& path, const decode_limits& limits) {
   if (!spec.is_object())
     return invalid(path + " must be an object with replicas and template");
   replica_spec r;
   r.type = type;
-  auto replicas = opt_int(spec, "replicas", path + ".replicas");
+  auto replicas = opt_int(spec, "replicas", path + ".replicas", 0, limits.max_replicas);
   if (!replicas)
     return replicas.err();
   int default_replicas = 1;
   if (k.kind == job_kind::mpi && type == "Worker")
     default_replicas = 0;
   r.replicas = static_cast<int>(replicas->value_or(default_replicas));
-  if (*replicas && **replicas < 0)
-    return invalid(path + ".replicas is " + std::to_string(**replicas) + ": use 0 or more");
   auto policy = opt_string(spec, "restartPolicy", path + ".restartPolicy");
   if (!policy)
     return policy.err();
@@ -151,6 +197,8 @@ expected<replica_spec> decode_replica(const kind_traits& k, const std::string& t
       return invalid(at + ".name is missing: every container needs a name");
     if (c.get_string("image").empty())
       return invalid(at + ".image is missing: give the container's image");
+    if (auto st = check_gpus(c, at); !st)
+      return st.err();
     if (names.back() == k.default_container && main == nullptr)
       main = &c;
   }
@@ -197,7 +245,7 @@ status decode_run_policy(const json::value& spec, run_policy& run, const std::st
   else
     return invalid(where + ".cleanPodPolicy is \"" + *clean + "\": use All, Running or None");
   auto ttl = opt_int(src, "ttlSecondsAfterFinished", where + ".ttlSecondsAfterFinished");
-  auto ads = opt_int(src, "activeDeadlineSeconds", where + ".activeDeadlineSeconds");
+  auto ads = opt_int(src, "activeDeadlineSeconds", where + ".activeDeadlineSeconds", 1);
   auto backoff = opt_int(src, "backoffLimit", where + ".backoffLimit");
   for (auto* e : {&ttl, &ads, &backoff})
     if (!*e)
@@ -206,10 +254,6 @@ status decode_run_policy(const json::value& spec, run_policy& run, const std::st
   run.active_deadline_seconds = *ads;
   if (*backoff)
     run.backoff_limit = static_cast<int>(**backoff);
-  if (run.active_deadline_seconds && *run.active_deadline_seconds <= 0)
-    return invalid(where + ".activeDeadlineSeconds must be a positive number of seconds");
-  if (run.backoff_limit && *run.backoff_limit < 0)
-    return invalid(where + ".backoffLimit must be 0 or more");
   run.suspend = src.get_bool("suspend", false);
   run.managed_by = src.get_string("managedBy");
   if (const json::value* sp = src.find("schedulingPolicy"); sp != nullptr && sp->is_object()) {
@@ -229,18 +273,22 @@ status decode_run_policy(const json::value& spec, run_policy& run, const std::st
   return ok;
 }
 
-void decode_elastic(const json::value& e, elastic_policy& p) {
-  auto get = [&](std::string_view key) -> std::optional<int> {
-    const json::value* m = e.find(key);
-    if (m == nullptr || !m->is_int())
-      return std::nullopt;
-    return static_cast<int>(m->as_int());
+status decode_elastic(const json::value& e, elastic_policy& p, const decode_limits& limits) {
+  struct field {
+    const char* key;
+    std::optional<int>* into;
+    std::int64_t lo, hi;
   };
-  p.min_replicas = get("minReplicas");
-  p.max_replicas = get("maxReplicas");
-  p.rdzv_port = get("rdzvPort");
-  p.max_restarts = get("maxRestarts");
-  p.nproc_per_node = get("nProcPerNode");
+  for (const field& f : {field{"minReplicas", &p.min_replicas, 0, limits.max_replicas},
+                         field{"maxReplicas", &p.max_replicas, 0, limits.max_replicas},
+                         field{"rdzvPort", &p.rdzv_port, 1, 65535}, field{"maxRestarts", &p.max_restarts, 0, int32_max},
+                         field{"nProcPerNode", &p.nproc_per_node, 1, max_processes_per_pod}}) {
+    auto n = opt_int(e, f.key, std::string("spec.elasticPolicy.") + f.key, f.lo, f.hi);
+    if (!n)
+      return n.err();
+    if (*n)
+      *f.into = static_cast<int>(**n);
+  }
   if (auto b = e.get_string("rdzvBackend"); !b.empty())
     p.rdzv_backend = b;
   p.rdzv_host = e.get_string("rdzvHost");
@@ -248,17 +296,28 @@ void decode_elastic(const json::value& e, elastic_policy& p) {
   if (const json::value* conf = e.find("rdzvConf"); conf != nullptr && conf->is_array())
     for (const json::value& kv : conf->as_array())
       p.rdzv_conf.emplace_back(kv.get_string("key"), kv.get_string("value"));
+  return ok;
 }
 
-status decode_kind_fields(const json::value& spec, training_job& job) {
+status decode_kind_fields(const json::value& spec, training_job& job, const decode_limits& limits) {
   switch (job.traits->kind) {
   case job_kind::pytorch:
     if (const json::value* e = spec.find("elasticPolicy"); e != nullptr && e->is_object()) {
       job.elastic.emplace();
-      decode_elastic(*e, *job.elastic);
+      if (auto st = decode_elastic(*e, *job.elastic, limits); !st)
+        return st;
     }
-    if (const json::value* n = spec.find("nprocPerNode"); n != nullptr && n->is_string())
-      job.nproc_per_node = n->as_string();
+    if (const json::value* n = spec.find("nprocPerNode"); n != nullptr && n->is_string()) {
+      const std::string& text = n->as_string();
+      job.nproc_per_node = text;
+      int count = 0;
+      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), count);
+      bool numeric = !text.empty() && (std::isdigit(static_cast<unsigned char>(text[0])) || text[0] == '-');
+      if (numeric && (ec != std::errc() || end != text.data() + text.size() || count < 1 ||
+                      count > max_processes_per_pod))
+        return invalid("spec.nprocPerNode is \"" + text + "\": use auto, cpu, gpu or 1 to " +
+                       std::to_string(max_processes_per_pod));
+    }
     else if (job.elastic && job.elastic->nproc_per_node)
       job.nproc_per_node = std::to_string(*job.elastic->nproc_per_node);
     break;
@@ -268,16 +327,18 @@ status decode_kind_fields(const json::value& spec, training_job& job) {
       return invalid("spec.successPolicy is \"" + job.success_policy + "\": use AllWorkers or leave it empty");
     break;
   case job_kind::mpi:
-    job.slots_per_worker = static_cast<int>(spec.get_int("slotsPerWorker", 1));
-    if (job.slots_per_worker < 1)
-      return invalid("spec.slotsPerWorker must be 1 or more");
+    if (auto slots = opt_int(spec, "slotsPerWorker", "spec.slotsPerWorker", 1, max_processes_per_pod); !slots)
+      return slots.err();
+    else
+      job.slots_per_worker = static_cast<int>(slots->value_or(1));
     job.main_container = spec.get_string("mainContainer");
     break;
   case job_kind::paddle:
     if (const json::value* e = spec.find("elasticPolicy"); e != nullptr && e->is_object()) {
       // The peer's defaults: a missing bound takes the other, both missing the workers' count.
       job.paddle_elastic.emplace();
-      decode_elastic(*e, *job.paddle_elastic);
+      if (auto st = decode_elastic(*e, *job.paddle_elastic, limits); !st)
+        return st;
       auto& p = *job.paddle_elastic;
       const replica_spec* workers = job.find("Worker");
       if (!p.min_replicas && !p.max_replicas && workers != nullptr)
@@ -298,7 +359,10 @@ status decode_kind_fields(const json::value& spec, training_job& job) {
     if (const json::value* b = spec.find("backendSpecs"); b != nullptr && b->is_object()) {
       job.backend_type = b->get_string("backendType");
       job.redis_host = b->get_string("redisHost");
-      job.redis_port = static_cast<int>(b->get_int("redisPort", 6379));
+      auto port = opt_int(*b, "redisPort", "spec.backendSpecs.redisPort", 1, 65535);
+      if (!port)
+        return port.err();
+      job.redis_port = static_cast<int>(port->value_or(6379));
       if (!job.backend_type.empty() && job.backend_type != "redis" && job.backend_type != "nfs" &&
           job.backend_type != "none")
         return invalid("spec.backendSpecs.backendType is \"" + job.backend_type + "\": use redis, nfs or none");
@@ -309,7 +373,10 @@ status decode_kind_fields(const json::value& spec, training_job& job) {
       if (lower(name) != "worker")
         return invalid("spec.terminationPolicy.chief.replicaName is \"" + name +
                        "\": a Caffe2Job's replicas are workers; use Worker");
-      job.chief = std::pair<std::string, int>{"Worker", static_cast<int>(c->get_int("replicaIndex", 0))};
+      auto index = opt_int(*c, "replicaIndex", "spec.terminationPolicy.chief.replicaIndex", 0, limits.max_replicas);
+      if (!index)
+        return index.err();
+      job.chief = std::pair<std::string, int>{"Worker", static_cast<int>(index->value_or(0))};
     }
     break;
   }
@@ -375,7 +442,7 @@ std::string managed_by_of(const json::value& document) {
   return spec->get_string("managedBy");
 }
 
-expected<training_job> decode_job(const k8s::custom_object& object) {
+expected<training_job> decode_job(const k8s::custom_object& object, const decode_limits& limits) {
   training_job job;
   job.traits = traits_for(object.kind);
   if (job.traits == nullptr)
@@ -400,7 +467,7 @@ expected<training_job> decode_job(const k8s::custom_object& object) {
 
   if (k.kind == job_kind::caffe2) {
     // Caffe2Job v1alpha1 has a single replica spec; its pods are workers.
-    auto r = decode_replica(k, "Worker", *specs, specs_path);
+    auto r = decode_replica(k, "Worker", *specs, specs_path, limits);
     if (!r)
       return r.err();
     job.replicas.push_back(std::move(*r));
@@ -409,7 +476,7 @@ expected<training_job> decode_job(const k8s::custom_object& object) {
     for (const auto& [key, value] : specs->as_object()) {
       // The peer accepts any case ("worker", "ps") and normalises to its spelling.
       auto known = std::find_if(k.replica_types.begin(), k.replica_types.end(),
-                                [&](std::string_view t) { return lower(t) == lower(key); });
+                                [&key = key](std::string_view t) { return lower(t) == lower(key); });
       if (known == k.replica_types.end()) {
         std::string list;
         for (auto t : k.replica_types)
@@ -423,7 +490,7 @@ expected<training_job> decode_job(const k8s::custom_object& object) {
       for (const auto& [type, value] : found) {
         if (type != t)
           continue;
-        auto r = decode_replica(k, type, *value, specs_path + "." + type);
+        auto r = decode_replica(k, type, *value, specs_path + "." + type, limits);
         if (!r)
           return r.err();
         job.replicas.push_back(std::move(*r));
@@ -432,7 +499,7 @@ expected<training_job> decode_job(const k8s::custom_object& object) {
   }
   if (auto st = decode_run_policy(*spec, job.run, "spec"); !st)
     return st.err();
-  if (auto st = decode_kind_fields(*spec, job); !st)
+  if (auto st = decode_kind_fields(*spec, job, limits); !st)
     return st.err();
 
   // Kind-level checks the peer's validating webhook makes.

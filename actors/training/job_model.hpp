@@ -125,9 +125,19 @@ struct training_job {
 // someone else is left alone even if it is malformed for us).
 std::string managed_by_of(const json::value& document);
 
+// The bounds decode_job holds a job's numbers to, beyond what their type allows: each of them
+// sizes work or memory (pods to create, processes per pod, timers), so none is used unchecked.
+struct decode_limits {
+  // Replicas of one replica type (deploy/crds says the same as the schema's maximum, so that
+  // kube-apiserver refuses a larger number at admission).
+  int max_replicas = 10000;
+};
+inline constexpr int max_processes_per_pod = 1024;     // nprocPerNode, slotsPerWorker
+inline constexpr int max_gpus_per_container = 1024;    // nvidia.com/gpu of one container
+
 // Decodes and validates. Errors are user errors: "spec.pytorchReplicaSpecs.Worker.replicas
-// is -1: use 0 or more".
-expected<training_job> decode_job(const k8s::custom_object& object);
+// is -1: use 0 to 10000".
+expected<training_job> decode_job(const k8s::custom_object& object, const decode_limits& limits = {});
 
 // The GPUs (nvidia.com/gpu limit, else request) a pod template's containers ask for, summed.
 int gpus_of_template(const json::value& pod_template);

@@ -7,10 +7,12 @@
 //   4. Running and Restarting replace each other; Succeeded or Failed flips Running to False.
 // Reasons are the kind's name followed by the reason: "PyTorchJobRunning".
 //
-// Kozmo adds two things the peer does not have:
+// Kozmo adds three things the peer does not have:
 //   - condition "Stuck": pods that cannot start (image pull errors, config errors, a gang
 //     that cannot be scheduled); its lastTransitionTime starts the grace period, and it is
 //     removed (not set to False) once the pods start;
+//   - condition "ReplicaFailure" (as a ReplicaSet has it): the API server refused to create
+//     one of the job's pods or services; removed once a create succeeds;
 //   - the count of pods deleted and recreated to restart a replica, so that backoffLimit
 //     counts them (the peer only counts in-place container restarts). It is kept in the
 //     job's annotation keys::recreated_pods, not in status: the peer's CRDs, when
@@ -38,6 +40,7 @@ inline constexpr std::string_view succeeded = "Succeeded";
 inline constexpr std::string_view suspended = "Suspended";
 inline constexpr std::string_view failed = "Failed";
 inline constexpr std::string_view stuck = "Stuck";
+inline constexpr std::string_view replica_failure = "ReplicaFailure";
 } // namespace condition_type
 
 struct job_condition {

@@ -37,6 +37,19 @@ struct options {
   // The MPIJob launcher's init container that copies kubectl to /opt/kube and waits for the
   // workers (the peer's --mpi-kubectl-delivery-image).
   std::string mpi_kubectl_delivery_image = "kubeflow/kubectl-delivery:latest";
+  // The most replicas one replica type may ask for, per kind ("PyTorchJob"); a kind not named
+  // takes default_max_replicas. A job over it fails at once (InvalidSpec), before anything is
+  // sized by the number. deploy/crds says 10000 too, so kube-apiserver refuses larger ones.
+  int default_max_replicas = 10000;
+  std::map<std::string, int> max_replicas;
+  int max_replicas_for(const std::string& kind) const {
+    auto it = max_replicas.find(kind);
+    return it == max_replicas.end() ? default_max_replicas : it->second;
+  }
+  // Pods and services one pass creates at most, as kube-controller-manager's ReplicaSet
+  // controller bounds a sync (burstReplicas, 500): a job of thousands of replicas is created
+  // over several passes, and one that is deleted meanwhile stops within one of them.
+  int max_creates_per_pass = 500;
 };
 
 } // namespace kozmo::training

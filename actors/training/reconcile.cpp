@@ -93,6 +93,11 @@ private:
   bool check_stuck();
   void fail(std::string_view why, const std::string& message, bool stop_pods);
   void converge();
+  // Whether another pod or service may be created in this pass (options::max_creates_per_pass);
+  // when not, the pass wakes again at once for the next batch.
+  bool may_create();
+  // A create the API server refused last time is reported before creates are tried again.
+  bool report_refused_create();
   void converge_services();
   void converge_mpi_config();
   void converge_mpi_rbac();
@@ -109,6 +114,7 @@ private:
   reconcile_result out_;
   claimed_objects claimed_;
   std::set<std::string> deleted_, deleted_services_;
+  int creates_ = 0;
 
   // What observe_replicas found.
   replica_view view_;
@@ -353,6 +359,28 @@ void pass::fail(std::string_view why, const std::string& message, bool stop_pods
   honour_ttl();
 }
 
+bool pass::may_create() {
+  if (creates_ < opt_.max_creates_per_pass) {
+    ++creates_;
+    return true;
+  }
+  wake(now_);
+  return false;
+}
+
+bool pass::report_refused_create() {
+  const auto& refused = world_.create_refused;
+  if (!refused) {
+    clear_condition(status_, condition_type::replica_failure);
+    return false;
+  }
+  std::string msg = "Error creating " + refused->object + ": " + refused->message + " (retried with back-off)";
+  if (!set_condition(status_, condition_type::replica_failure, true, "FailedCreatePod", msg, now_))
+    return false; // reported already: try again
+  event("Warning", "FailedCreatePod", msg);
+  return true;
+}
+
 void pass::converge() {
   const gang_plan gang = plan_gang(job_, opt_);
   for (const k8s::pod* p : surplus_)
@@ -378,6 +406,13 @@ void pass::converge() {
     if (set_condition(status_, condition_type::restarting, true, reason("Restarting"), msg, now_))
       event("Warning", reason("Restarting"), msg);
   }
+  // The API server said why it refused a pod: that goes to the job's status first (the creates
+  // would fail again before the status is written).
+  if (report_refused_create()) {
+    update_running();
+    write_replica_statuses();
+    return;
+  }
   for (const auto& spec : job_.replicas) {
     for (int i = 0; i < spec.replicas; ++i) {
       if (canonical_.count({spec.type, i}) > 0)
@@ -397,6 +432,8 @@ void pass::converge() {
       if (spec.type == "Launcher" && job_.traits->kind == job_kind::mpi && mpi_launcher_account_is_ours(job_) &&
           world_.mpi_rbac.count("serviceaccounts/" + mpi_launcher_account(job_)) == 0)
         continue;
+      if (!may_create())
+        break;
       out_.actions.push_back(create_object{"pods", build_pod(job_, spec, i, gang, opt_)});
       event("Normal", "SuccessfulCreatePod", "Created pod: " + name);
     }
@@ -423,6 +460,8 @@ void pass::converge_services() {
       std::string name = replica_object_name(job_.metadata.name, spec.type, i);
       if (owned_service(name) != nullptr)
         continue;
+      if (!may_create())
+        return;
       out_.actions.push_back(create_object{"services", build_service(job_, spec, i)});
       event("Normal", "SuccessfulCreateService", "Created service: " + name);
     }
@@ -571,7 +610,7 @@ reconcile_result reconcile(const observed& world, const options& opt) {
     out.skipped = "managed by " + by;
     return out;
   }
-  auto job = decode_job(world.job);
+  auto job = decode_job(world.job, decode_limits{opt.max_replicas_for(world.job.kind)});
   if (!job)
     return invalid_job(world, job.err(), now);
   return pass(*job, world, opt, now).run();

@@ -16,7 +16,9 @@
 //      deletionTimestamp are ignored here anyway.
 //   4. An `adopt` action must re-read the job first (GET, not the cache) and adopt only if
 //      the uid matches and the job has no deletionTimestamp.
-//   5. Re-run at `wake_at` (deadline, TTL, grace periods), if set, even without events.
+//   5. Re-run at `wake_at` (deadline, TTL, grace periods, the next batch of creates), if set,
+//      even without events.
+//   6. Pass `create_refused` from the last failed create until a create succeeds.
 // Nothing here throws: a malformed job becomes a Failed condition and an Event.
 #pragma once
 
@@ -48,6 +50,16 @@ struct observed {
   // "serviceaccounts/<name>", "roles/<name>", "rolebindings/<name>", and the Role's rules.
   std::set<std::string> mpi_rbac = {};
   std::optional<json::value> mpi_role_rules = {};
+  // The API server refused the last pod or service this job's actor tried to create (a 4xx
+  // other than a conflict: the template is invalid, a quota or an admission plugin said no),
+  // and no create has worked since. The pass reports it (condition ReplicaFailure, a
+  // FailedCreatePod Event) before it tries again; the caller retries with back-off.
+  struct create_refusal {
+    std::string object; // "pod job-worker-0"
+    int code = 0;
+    std::string message; // the API server's
+  };
+  std::optional<create_refusal> create_refused = {};
 };
 
 // POST the object (a complete pod / service / config map).

@@ -66,6 +66,8 @@ struct job_state {
   bool was_finished = false; // the job as the running pass saw it (for the outcome metric)
   bool gone = false;         // a write found the job deleted: no more passes
   std::optional<client::backoff> backoff;
+  // The API server refused the last create (reconcile.hpp rule 6); cleared by a create that works.
+  std::optional<observed::create_refusal> create_refused;
 };
 
 using job_actor = caf::stateful_actor<job_state>;
@@ -182,6 +184,8 @@ void see_rbac(job_actor* self, const std::string& resource, const json::value& o
 void note_answer(job_actor* self, const controller::step& s, const json::value& answer) {
   auto& st = self->state;
   if (const auto* c = std::get_if<controller::create_step>(&s)) {
+    if (c->where.resource == "pods" || c->where.resource == "services")
+      st.create_refused.reset();
     if (c->where.resource == "pods") {
       count_pod_created();
       if (auto p = k8s::from_json<k8s::pod>(answer))
@@ -236,13 +240,24 @@ void on_outcome(job_actor* self, plan_outcome& out) {
       st.gone = true;
       return; // the supervisor stops this actor when the jobs watch reports the delete
     }
+    // A create the API server refused for a reason that retrying alone will not change (an
+    // invalid template, a quota, an admission plugin): the next pass says so in the status.
+    if (const auto* c = out.failed_step < p.steps.size() ? std::get_if<controller::create_step>(&p.steps[out.failed_step])
+                                                          : nullptr;
+        c != nullptr && out.code >= 400 && out.code < 500 && out.code != 409 && out.code != 429) {
+      std::string what = c->where.resource == "services" ? "service" : "pod";
+      const json::value* meta = c->object.find("metadata");
+      st.create_refused = observed::create_refusal{what + " " + (meta ? meta->get_string("name") : std::string()),
+                                                   out.code, out.message};
+    }
     auto delay = st.backoff->next();
     spdlog::warn("training: {}: {} (retrying in {} ms)", who(self), out.failure, delay.count());
     self->delayed_send(self, delay, atoms::retry_atom::value);
     break;
   }
   case plan_outcome::result::done:
-    st.backoff->reset();
+    if (!st.create_refused) // a pass that only reported a refusal keeps the back-off growing
+      st.backoff->reset();
     break;
   }
   if (again)
@@ -281,6 +296,7 @@ void run_pass(job_actor* self) {
     world.mpi_rbac = st.mpi_rbac->names;
     world.mpi_role_rules = st.mpi_rbac->role_rules;
   }
+  world.create_refused = st.create_refused;
   auto result = reconcile(world, st.cfg->opts);
   if (!result.skipped.empty()) {
     spdlog::debug("training: {} skipped: {}", who(self), result.skipped);

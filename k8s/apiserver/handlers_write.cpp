@@ -266,6 +266,10 @@ route_result handle_patch(const request_context& ctx) {
     switch (kind) {
     case json_patch: {
       auto r = json::apply_json_patch(full, *patch);
+      if (!r && r.err().code == 413) {
+        failure.err = api_error{413, "RequestEntityTooLarge", r.err().message, json::object{}};
+        return r.err();
+      }
       if (!r) {
         failure.err = api_error{422, "Invalid", r.err().message, json::object{{"name", ctx.name}, {"kind", ctx.rt->kind}}};
         return r.err();
@@ -290,6 +294,22 @@ route_result handle_patch(const request_context& ctx) {
     if (!patched.is_object()) {
       failure.err = bad_request("the patch produced something that is not an object");
       return error::bad_request("not an object");
+    }
+    // A patch may not rename the object or move it to another namespace (kube-apiserver's
+    // words); the change used to be dropped silently with a 200.
+    if (const json::value* meta = patched.find("metadata"); meta && meta->is_object()) {
+      const json::value* name = meta->find("name");
+      if (name && name->is_string() && name->as_string() != ctx.name) {
+        failure.err = bad_request("the name of the object (" + name->as_string() +
+                                  ") does not match the name on the URL (" + ctx.name + ")");
+        return error::bad_request(failure.err->message);
+      }
+      const json::value* ns = meta->find("namespace");
+      if (ctx.rt->namespaced && ns && ns->is_string() && !ns->as_string().empty() && ns->as_string() != ctx.ns) {
+        failure.err = bad_request("the namespace of the object (" + ns->as_string() +
+                                  ") does not match the namespace on the request (" + ctx.ns + ")");
+        return error::bad_request(failure.err->message);
+      }
     }
     json::value obj = strip_type(std::move(patched));
     if (auto e = apply_field_validation(ctx, obj, warnings, kind == apply)) {

@@ -423,7 +423,14 @@ expected<object_ptr> store::impl::create_locked(const resource_type& rt, const s
       member_object(obj, "spec").as_object().erase("clusterIPs");  // not allocated for real
     return std::make_shared<const json::value>(std::move(obj));
   }
-  return commit_put(rt, key, std::move(obj), nullptr);
+  auto stored = commit_put(rt, key, std::move(obj), nullptr);
+  // Created with an owner that no longer exists (a controller racing its owner's deletion):
+  // the garbage collector deletes it, as Kubernetes' does for an absent owner.
+  if (stored)
+    for (const auto& owner : owner_uids(*stored))
+      if (!by_uid.count(owner))
+        removed_uids.push_back(owner);
+  return stored;
 }
 
 // ---- update ------------------------------------------------------------------------------

@@ -83,6 +83,27 @@ std::optional<k8s::quantity> quantity_at(const json::value* list, std::string_vi
   return q ? std::optional<k8s::quantity>(*q) : std::nullopt;
 }
 
+// A resource name outside kubernetes.io's own (cpu, memory, hugepages-*, ...) with a domain,
+// such as nvidia.com/gpu: Kubernetes' extended resources.
+bool is_extended_resource(std::string_view name) {
+  auto slash = name.find('/');
+  if (slash == std::string_view::npos || name.rfind("requests.", 0) == 0)
+    return false;
+  std::string_view domain = name.substr(0, slash);
+  return domain != "kubernetes.io" && (domain.size() < 14 || domain.substr(domain.size() - 14) != ".kubernetes.io");
+}
+
+// How a value of the wrong JSON type shows in an Invalid message.
+std::string type_name(const json::value& v) {
+  switch (v.type()) {
+  case json::value::kind::array: return "\"array\"";
+  case json::value::kind::object: return "\"object\"";
+  case json::value::kind::boolean: return v.as_bool() ? "true" : "false";
+  case json::value::kind::null: return "null";
+  default: return go_quote(json::dump(v));
+  }
+}
+
 // ---- names -------------------------------------------------------------------------------
 
 bool is_alnum_lower(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
@@ -215,18 +236,50 @@ void validate_container(const json::value& c, const std::string& path, std::set<
   if (c.get_string("image").empty())
     errs.push_back(field_error::required(path + ".image"));
   const json::value* resources = c.find("resources");
+  if (resources && !resources->is_object() && !resources->is_null()) {
+    errs.push_back(field_error::invalid(path + ".resources", type_name(*resources),
+                                        "must be an object with limits and requests"));
+    resources = nullptr;
+  }
   for (auto section : {"limits", "requests"}) {
     const json::value* list = resources ? resources->find(section) : nullptr;
+    if (list && !list->is_object() && !list->is_null())
+      errs.push_back(field_error::invalid(path + ".resources." + section, type_name(*list),
+                                          "must be a map of resource names to quantities"));
     if (!list || !list->is_object())
       continue;
     for (const auto& [res, q] : list->as_object()) {
-      std::string text = q.is_string() ? q.as_string() : q.is_number() ? json::dump(q) : std::string();
-      auto parsed = k8s::quantity::parse(text);
       std::string field = path + ".resources." + section + "[" + res + "]";
+      if (!q.is_string() && !q.is_number()) {
+        errs.push_back(field_error::invalid(field, type_name(q), "must be a quantity (a string or a number)"));
+        continue;
+      }
+      std::string text = q.is_string() ? q.as_string() : json::dump(q);
+      auto parsed = k8s::quantity::parse(text);
       if (!parsed)
         errs.push_back(field_error::invalid(field, go_quote(text), parsed.err().message));
       else if (parsed->sign() < 0)
         errs.push_back(field_error::invalid(field, go_quote(text), "must be greater than or equal to 0"));
+      else if (is_extended_resource(res) && parsed->nanos() % 1000000000 != 0)
+        errs.push_back(field_error::invalid(field, go_quote(parsed->to_string()), "must be an integer"));
+    }
+  }
+  // Extended resources (nvidia.com/gpu) cannot be overcommitted: a request needs the limit, and
+  // both say the same.
+  if (const json::value* requests = resources ? resources->find("requests") : nullptr;
+      requests && requests->is_object()) {
+    const json::value* limits = resources->find("limits");
+    for (const auto& [res, q] : requests->as_object()) {
+      if (!is_extended_resource(res))
+        continue;
+      auto limit = quantity_at(limits, res);
+      auto request = quantity_at(requests, res);
+      if (!limit)
+        errs.push_back(field_error::required(path + ".resources.limits",
+                                             "Limit must be set for non overcommitable resources"));
+      else if (request && *request != *limit)
+        errs.push_back(field_error::invalid(path + ".resources.requests", go_quote(request->to_string()),
+                                            "must be equal to " + res + " limit"));
     }
   }
   if (resources) {

@@ -167,7 +167,26 @@ expected<value> op_remove(value& doc, const std::vector<std::string>& tokens, st
   return not_applicable(missing);
 }
 
-status apply_operation(value& doc, const value& operation) {
+// Nodes of `v`, counting no further than `limit`.
+std::size_t count_nodes(const value& v, std::size_t limit) {
+  std::size_t n = 1;
+  if (v.is_array()) {
+    for (const auto& item : v.as_array()) {
+      if (n > limit)
+        break;
+      n += count_nodes(item, limit - n);
+    }
+  } else if (v.is_object()) {
+    for (const auto& [k, item] : v.as_object()) {
+      if (n > limit)
+        break;
+      n += count_nodes(item, limit - n);
+    }
+  }
+  return n;
+}
+
+status apply_operation(value& doc, const value& operation, std::size_t& copied) {
   if (!operation.is_object())
     return error::bad_request("json patch operation must be an object, got " + dump(operation));
   std::string op = operation.get_string("op");
@@ -238,8 +257,13 @@ status apply_operation(value& doc, const value& operation) {
     value* source = resolve(doc, *from_tokens);
     if (!source)
       return not_applicable("copy operation does not apply: doc is missing from path: " + quoted(from));
-    value copied = *source;
-    return op_add(doc, *tokens, path, std::move(copied));
+    // Copies can double a document per operation: what a patch copies in all is bounded.
+    copied += count_nodes(*source, max_json_patch_copied_nodes);
+    if (copied > max_json_patch_copied_nodes)
+      return not_applicable("copy operation does not apply: the patch's copies would exceed " +
+                            std::to_string(max_json_patch_copied_nodes) + " nodes");
+    value copy = *source;
+    return op_add(doc, *tokens, path, std::move(copy));
   }
   return not_applicable("Unexpected kind: " + (op.empty() ? std::string("unknown") : op));
 }
@@ -249,9 +273,14 @@ status apply_operation(value& doc, const value& operation) {
 expected<value> apply_json_patch(const value& target, const value& patch) {
   if (!patch.is_array())
     return error::bad_request("json patch must be a JSON array of operations, got " + dump(patch));
+  if (patch.as_array().size() > max_json_patch_operations)
+    return error{"The allowed maximum operations in a JSON patch is " + std::to_string(max_json_patch_operations) +
+                     ", got " + std::to_string(patch.as_array().size()),
+                 413, "RequestEntityTooLarge"};
   value doc = target; // all or nothing: the caller's document changes only when every op applies
+  std::size_t copied = 0;
   for (const auto& operation : patch.as_array())
-    if (auto st = apply_operation(doc, operation); !st)
+    if (auto st = apply_operation(doc, operation, copied); !st)
       return st.err();
   return doc;
 }

@@ -24,7 +24,11 @@ value apply_merge_patch(const value& target, const value& patch);
 value create_merge_patch(const value& original, const value& modified);
 
 // RFC 6902 operations add/remove/replace/move/copy/test with JSON Pointer paths (RFC 6901).
-// A failed `test` or a path that does not exist is an error; nothing is applied then.
+// A failed `test` or a path that does not exist is an error; nothing is applied then. As
+// kube-apiserver bounds them: at most 10000 operations (else a 413 error), and what `copy`
+// operations copy in all at most a million nodes (copies can double a document each time).
+inline constexpr std::size_t max_json_patch_operations = 10000;
+inline constexpr std::size_t max_json_patch_copied_nodes = 1000000;
 expected<value> apply_json_patch(const value& target, const value& patch);
 
 // Strategic merge patch for a built-in kind ("Pod", "Node", "Service", "ConfigMap", "Secret",

@@ -1,5 +1,7 @@
 #include "k8s/json/value.hpp"
 
+#include <limits>
+
 #include <algorithm>
 
 namespace kozmo::json {
@@ -104,8 +106,17 @@ std::int64_t value::get_int(std::string_view key, std::int64_t fallback) const {
     return fallback;
   if (v->is_int())
     return v->as_int();
-  if (v->is_double())
-    return static_cast<std::int64_t>(v->as_double());
+  if (v->is_double()) {
+    // Saturated, not cast: a double outside int64's range has no integer to become.
+    double d = v->as_double();
+    if (d != d)
+      return fallback;
+    if (d >= 9223372036854775807.0)
+      return std::numeric_limits<std::int64_t>::max();
+    if (d <= -9223372036854775808.0)
+      return std::numeric_limits<std::int64_t>::min();
+    return static_cast<std::int64_t>(d);
+  }
   return fallback;
 }
 

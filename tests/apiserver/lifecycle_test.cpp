@@ -102,6 +102,20 @@ TEST_CASE("background garbage collection deletes dependents whose every owner is
   CHECK(status_of(s, configmaps + "/shared") == 404);
 }
 
+TEST_CASE("an object created for an owner that is already gone is garbage collected") {
+  // A controller's create racing its owner's deletion: kube's garbage collector deletes such a
+  // dependent (its owner is absent); left, it would be an orphan nobody owns.
+  running_server s;
+  auto owner = s.http->post(configmaps, configmap("job")).json();
+  REQUIRE(s.http->del(configmaps + "/job").status == 200);
+  CHECK(s.http->post(pods, pod("late", owner_ref(owner, "ConfigMap"))).status == 201);
+  CHECK(status_of(s, pods + "/late") == 404);
+  // An owner that exists keeps its dependent.
+  auto alive = s.http->post(configmaps, configmap("alive")).json();
+  CHECK(s.http->post(pods, pod("kept", owner_ref(alive, "ConfigMap"))).status == 201);
+  CHECK(status_of(s, pods + "/kept") == 200);
+}
+
 TEST_CASE("foreground deletion removes blocking dependents before the owner") {
   running_server s;
   auto owner = s.http->post(configmaps, configmap("fg")).json();

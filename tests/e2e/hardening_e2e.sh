@@ -79,6 +79,84 @@ expect_fail "... and nothing was stored" "NotFound|not found" k get configmap bo
 expect "an ordinary server-side apply still works" "serverside-applied|configured|created" \
   sh -c "printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fine}\ndata: {k: v}\n' | kubectl apply --server-side -f -"
 
+# ---- 3. one number that sizes memory or work ---------------------------------------------------
+pytorchjob() { # NAME WORKER-REPLICAS [EXTRA-CONTAINER-YAML]
+  cat <<EOF
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: $1}
+spec:
+  pytorchReplicaSpecs:
+    Worker:
+      replicas: $2
+      template:
+        metadata: {annotations: {kozmo.io/sim-duration: forever}}
+        spec:
+          containers:
+          - name: pytorch
+            image: busybox:1.36
+${3:-}
+EOF
+}
+expect_fail "a PyTorchJob with a billion workers is refused at admission, naming the limit" \
+  "replicas.*less than or equal to 10000" sh -c "$(declare -f pytorchjob); pytorchjob huge 1000000000 | kubectl apply -f -"
+expect_fail "... and so is one with 2^32+1 (it was truncated to 1 and Succeeded)" \
+  "less than or equal to 10000" sh -c "$(declare -f pytorchjob); pytorchjob wrap 4294967297 | kubectl apply -f -"
+rss_before=$(ps -o rss= -p "$KOZMO_PID")
+pytorchjob big 3000 | k apply -f - >/dev/null
+within 30 "a 3,000-worker job starts creating its pods" "^[1-9]" \
+  sh -c "kubectl get pods -l training.kubeflow.org/job-name=big --no-headers 2>/dev/null | wc -l"
+k delete pytorchjob big --wait=false >/dev/null
+sleep 3
+made=$(k get pods -l training.kubeflow.org/job-name=big --no-headers 2>/dev/null | wc -l)
+sleep 3
+later=$(k get pods -l training.kubeflow.org/job-name=big --no-headers 2>/dev/null | wc -l)
+if [ "$later" -le "$made" ] && [ "$made" -lt 3000 ]; then
+  ok "deleting it stops the creates: $made pods 3 s after the delete, $later 3 s later"
+else bad "deleting it stops the creates" "3 s after: $made, 6 s after: $later"; fi
+within 60 "... and its pods go with it" "^0$" \
+  sh -c "kubectl get pods -l training.kubeflow.org/job-name=big --no-headers 2>/dev/null | wc -l"
+rss_after=$(ps -o rss= -p "$KOZMO_PID")
+if [ "$rss_after" -lt $((rss_before + 400000)) ]; then ok "kozmo local's memory stayed bounded (${rss_before} -> ${rss_after} KiB)"
+else bad "kozmo local's memory stayed bounded" "${rss_before} -> ${rss_after} KiB"; fi
+
+# ---- 7. smaller: what kube-apiserver or the controller refuses, with words a user can act on -----
+pytorchjob negative 1 '            resources: {limits: {nvidia.com/gpu: -4}}' | k apply -f - >/dev/null
+within 20 "a PyTorchJob asking for -4 GPUs fails with a condition naming the field" \
+  "nvidia.com/gpu\] is -4: must be a whole number of GPUs" \
+  k get pytorchjob negative -o jsonpath='{.status.conditions[?(@.type=="Failed")].message}'
+expect "... and a Warning Event says the same" "InvalidSpec" \
+  k get events --field-selector involvedObject.name=negative -o custom-columns=R:.reason --no-headers
+pytorchjob badport 1 '            ports: [{containerPort: 70000}]' | k apply -f - >/dev/null
+within 30 "a PyTorchJob whose pods the API server refuses says so in a ReplicaFailure condition" \
+  "Error creating pod badport-worker-0: .*containerPort.*must be between 1 and 65535" \
+  k get pytorchjob badport -o jsonpath='{.status.conditions[?(@.type=="ReplicaFailure")].message}'
+expect "... and in a FailedCreatePod Event" "FailedCreatePod" \
+  k get events --field-selector involvedObject.name=badport -o custom-columns=R:.reason --no-headers
+gpu_pod_yaml() { printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: %s}\nspec:\n  containers:\n  - name: c\n    image: busybox:1.36\n    resources: %s\n' "$1" "$2"; }
+expect_fail "a pod asking for half a GPU is refused (it used to be scheduled)" "must be an integer" \
+  sh -c "$(declare -f gpu_pod_yaml); gpu_pod_yaml half '{limits: {nvidia.com/gpu: \"0.5\"}}' | kubectl create -f -"
+expect_fail "a pod whose GPU request differs from its limit is refused" "must be equal to nvidia.com/gpu limit" \
+  sh -c "$(declare -f gpu_pod_yaml); gpu_pod_yaml differ '{limits: {nvidia.com/gpu: 2}, requests: {nvidia.com/gpu: 1}}' | kubectl create -f -"
+code=$(api -X POST -H 'Content-Type: application/json' "$URL/api/v1/namespaces/default/pods" \
+  -d '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"typed"},"spec":{"containers":[{"name":"c","image":"busybox","resources":{"limits":[1]}}]}}')
+if [ "$code" = 422 ] && grep -q 'resources.limits' "$WORK/body"; then ok "resources.limits: [1] is a 422 naming the field"
+else bad "resources.limits: [1] is a 422 naming the field" "HTTP $code $(head -c 300 "$WORK/body")"; fi
+k create configmap renamed --from-literal=k=v >/dev/null
+expect_fail "a JSON patch replacing /metadata/name is refused with kube-apiserver's words" \
+  "the name of the object \(other\) does not match the name on the URL \(renamed\)" \
+  k patch configmap renamed --type=json -p '[{"op":"replace","path":"/metadata/name","value":"other"}]'
+code=$(api -X POST -H 'Content-Type: application/json' "$URL/apis/kozmo.io/v1alpha1/resourcepools" \
+  -d '{"apiVersion":"kozmo.io/v1alpha1","kind":"ResourcePool","metadata":{"name":"huge"},"spec":{"quota":9223372036854775808}}')
+if [ "$code" = 422 ] && grep -q 'less than or equal to 1000000' "$WORK/body"; then
+  ok "a ResourcePool quota of 2^63 is a 422 naming the limit (it was accepted, then treated as absent)"
+else bad "a ResourcePool quota of 2^63 is a 422" "HTTP $code $(head -c 300 "$WORK/body")"; fi
+
+# ---- and normal work still runs ----------------------------------------------------------------
+pytorchjob fine 2 | sed 's/forever/2s/' | k apply -f - >/dev/null
+within 60 "after all of that, an ordinary PyTorchJob succeeds" "True" \
+  k get pytorchjob fine -o jsonpath='{.status.conditions[?(@.type=="Succeeded")].status}'
+
 kill "$KOZMO_PID" 2>/dev/null; wait "$KOZMO_PID" 2>/dev/null; KOZMO_PID=""
 
 # ---- 6. kozmo extender: loopback unless secured -------------------------------------------------

@@ -78,7 +78,7 @@ TEST_CASE("every bad value names its field") {
   CHECK(message("client: {timeout: 5}") == "f.yaml: client.timeout: unknown key (known: qps, burst, connections)");
   CHECK(message("scheduler: {config: text}").rfind("f.yaml: scheduler.config: must be HiveD's configuration", 0) == 0);
   CHECK(message("scheduler: {config: {}, configFile: x}").find("f.yaml: scheduler.configFile: cannot read") == 0);
-  CHECK(message("gpus: {}") == "f.yaml: gpus: unknown section (known: tasks, scheduler, client, leaderElection)");
+  CHECK(message("gpus: {}") == "f.yaml: gpus: unknown section (known: tasks, scheduler, client, leaderElection, training)");
   CHECK(message("tasks: {default-cpus: lots}").rfind("f.yaml: ", 0) == 0);
 }
 
@@ -127,4 +127,27 @@ TEST_CASE("scheduler.extender: kube-scheduler's verbs over mutual TLS, or plain 
   CHECK(message("scheduler: {extender: {bindAddress: ':1', insecure: true, port: 1}}")
             .rfind("f.yaml: scheduler.extender.port: unknown key", 0) == 0);
   std::system(("rm -rf " + dir).c_str());
+}
+
+TEST_CASE("training.maxReplicas sets the replicas bound, for every kind or by kind") {
+  auto plain = parse_config("", "f.yaml");
+  REQUIRE(plain);
+  CHECK(plain->training.default_max_replicas == 10000);
+  auto all = parse_config("training: {maxReplicas: 64}", "f.yaml");
+  REQUIRE(all);
+  CHECK(all->training.default_max_replicas == 64);
+  auto by_kind = parse_config("training: {maxReplicas: {PyTorchJob: 20000, default: 100}}", "f.yaml");
+  REQUIRE(by_kind);
+  CHECK(by_kind->training.default_max_replicas == 100);
+  CHECK(by_kind->training.max_replicas.at("PyTorchJob") == 20000);
+  auto message = [](const std::string& text) {
+    auto c = parse_config(text, "f.yaml");
+    return c ? std::string("accepted") : c.err().message;
+  };
+  CHECK(message("training: {maxReplicas: 0}") == "f.yaml: training.maxReplicas: must be a whole number from 1 to 100000");
+  CHECK(message("training: {maxReplicas: 1000000000}") ==
+        "f.yaml: training.maxReplicas: must be a whole number from 1 to 100000");
+  CHECK(message("training: {maxReplicas: {TorchJob: 5}}").rfind(
+            "f.yaml: training.maxReplicas.TorchJob: unknown kind (known: default, PyTorchJob", 0) == 0);
+  CHECK(message("training: {replicas: 5}") == "f.yaml: training.replicas: unknown key (known: maxReplicas)");
 }

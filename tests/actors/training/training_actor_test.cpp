@@ -234,7 +234,8 @@ TEST_CASE("deleting a running job deletes its pods and services") {
 TEST_CASE("a malformed job fails with an InvalidSpec condition and event while another job runs to success") {
   training_cluster c;
   c.create_raw(R"({"apiVersion":"kubeflow.org/v1","kind":"PyTorchJob","metadata":{"name":"broken","namespace":"default"},
-    "spec":{"pytorchReplicaSpecs":{"Worker":{"replicas":-1,"template":{"spec":{"containers":[{"name":"pytorch","image":"x"}]}}}}}})");
+    "spec":{"pytorchReplicaSpecs":{"Worker":{"replicas":1,"template":{"spec":{"containers":[{"name":"pytorch","image":"x",
+    "resources":{"limits":{"nvidia.com/gpu":-1}}}]}}}}}})");
   const std::string sim = R"("kozmo.io/sim-duration":"1s","kozmo.io/sim-pull-duration":"100ms")";
   c.create_job("healthy", sim, 1, sim);
 
@@ -242,7 +243,7 @@ TEST_CASE("a malformed job fails with an InvalidSpec condition and event while a
   INFO(conditions_of(broken));
   REQUIRE(is_true(broken, "Failed"));
   CHECK_THAT(condition(broken, "Failed")->get_string("reason"), Catch::Contains("InvalidSpec"));
-  CHECK_THAT(condition(broken, "Failed")->get_string("message"), Catch::Contains("replicas"));
+  CHECK_THAT(condition(broken, "Failed")->get_string("message"), Catch::Contains("nvidia.com/gpu] is -1"));
   CHECK_THAT(c.events_of("broken"), Catch::Contains("Warning InvalidSpec"));
   CHECK(c.names(*c.owned("pods", "broken")).empty());
 

@@ -22,7 +22,7 @@ std::string failure_of(const json::value& doc, cluster** out = nullptr) {
 TEST_CASE("a job with negative replicas fails with a message saying to use 0 or more") {
   cluster* c = nullptr;
   auto msg = failure_of(job_doc("PyTorchJob", "pytorchReplicaSpecs", "{\"Worker\":" + replica("pytorch", -1) + "}"), &c);
-  CHECK_THAT(msg, Catch::Contains("spec.pytorchReplicaSpecs.Worker.replicas is -1: use 0 or more"));
+  CHECK_THAT(msg, Catch::Contains("spec.pytorchReplicaSpecs.Worker.replicas is -1: use 0 to 10000"));
   CHECK(c->reason_of("Failed") == "PyTorchJobInvalidSpec");
   CHECK(c->has_event("InvalidSpec"));
   CHECK(c->pods.empty());

@@ -69,12 +69,13 @@ struct cluster {
   options opt;
   int next_uid = 1;
   bool job_deleted = false;
+  std::optional<observed::create_refusal> refused; // as the actor remembers a refused create
   reconcile_result last;
 
   explicit cluster(const json::value& doc) : job(make_object(doc)) {}
 
   reconcile_result step() {
-    observed w{job, pods, services, mpi_config, now, mpi_rbac, mpi_role_rules};
+    observed w{job, pods, services, mpi_config, now, mpi_rbac, mpi_role_rules, refused};
     last = reconcile(w, opt);
     for (const auto& a : last.actions)
       std::visit([this](const auto& x) { apply(x); }, a);
