@@ -197,11 +197,18 @@ Usage:
       --cluster FILE            cluster shape file (YAML, see README) instead of --nodes/--gpus-per-node
       --data-dir DIR            keep the API server's state in DIR across restarts
       --event-ttl DURATION      Events expire this long after their last write (default 1h; 0 = never)
-      --write-kubeconfig PATH   write a kubeconfig for kubectl pointing at the server
+      --write-kubeconfig PATH   write the kubeconfig kubectl needs: the server runs TLS and callers
+                                authenticate (its CA, an admin certificate and a bearer token)
       --demo                    create a demo pod and narrate its life on the terminal
       --config FILE             Kozmo's configuration (YAML): the task platform's `tasks:` section
       --runtime sim|process     how the nodes run pods: simulated (default), or their containers'
-                                commands as local processes (no isolation; local use and tests)
+                                commands as local processes (no isolation; local use and tests);
+                                with process, a pod annotated kozmo.io/runtime: sim is simulated
+      --allow-process-runtime   simulated by default, but a pod annotated kozmo.io/runtime: process
+                                runs its commands on this host (without this flag or --runtime
+                                process, such a pod waits in CreateContainerConfigError)
+      --process-user USER       who process containers run as when kozmo runs as root: a user name
+                                or UID:GID (default nobody)
       --log-level LEVEL         trace, debug, info, warn, error (default info)
   kozmo kubelet [flags]     simulated GPU nodes against any API server
       --kubeconfig PATH         (default: $KUBECONFIG or ~/.kube/config)
@@ -211,8 +218,9 @@ Usage:
       --mpi-kubectl-delivery-image IMAGE   the MPIJob launcher's init container that brings
                                 kubectl and waits for the workers (default kubeflow/kubectl-delivery:latest)
       --kube-api-qps N  --kube-api-burst N   the client's rate limit (default 50 and 100)
-  kozmo apiserver [flags]   only the embedded API server
+  kozmo apiserver [flags]   only the embedded API server (TLS; callers authenticate)
       --port N  --data-dir DIR  --event-ttl DURATION  --log-level LEVEL
+      --write-kubeconfig PATH   write the kubeconfig kubectl needs (the CA and an admin certificate)
   kozmo extender [flags]    kube-scheduler extender (filter/preempt/bind, inspect API)
       --config FILE             HiveD configuration (required)
       --kubeconfig PATH         (default: the config's kubeConfigFilePath, in-cluster, $KUBECONFIG)
@@ -302,6 +310,8 @@ expected<command> parse_command_line(const std::vector<std::string>& args) {
                        o.runtime = v;
                        return ok;
                      }}},
+        {"allow-process-runtime", switch_flag("allow-process-runtime", o.allow_process_runtime)},
+        {"process-user", string_flag(o.process_user)},
         {"log-level", string_flag(o.log_level)},
     };
     if (auto st = parse_flags(sub, rest, args.end(), flags); !st)
@@ -334,6 +344,7 @@ expected<command> parse_command_line(const std::vector<std::string>& args) {
         {"port", number_flag("port", o.port, 0, 65535)},
         {"data-dir", string_flag(o.data_dir)},
         {"event-ttl", seconds_flag("event-ttl", o.event_ttl_seconds)},
+        {"write-kubeconfig", string_flag(o.write_kubeconfig)},
         {"log-level", string_flag(o.log_level)},
     };
     if (auto st = parse_flags(sub, rest, args.end(), flags); !st)

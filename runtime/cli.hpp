@@ -21,6 +21,8 @@ struct local_options {
   bool demo = false;               // create a demo pod and narrate its life
   std::string config_file;         // Kozmo's configuration (YAML; the `tasks:` section)
   std::string runtime = "sim";     // pods' runtime: "sim" (simulated) or "process" (local processes)
+  bool allow_process_runtime = false; // sim by default; a pod's kozmo.io/runtime: process opts in
+  std::string process_user;        // who process containers run as when Kozmo is root ("" = nobody)
   std::string log_level = "info";
 };
 
@@ -40,6 +42,7 @@ struct kubelet_options {
 struct apiserver_options {
   std::uint16_t port = 0;
   std::string data_dir;
+  std::string write_kubeconfig;    // the kubeconfig (TLS, admin credentials) for kubectl
   std::int64_t event_ttl_seconds = 3600;
   std::string log_level = "info";
 };

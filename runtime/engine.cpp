@@ -7,10 +7,11 @@
 #include "actors/controller/event_recorder_actor.hpp"
 #include "actors/controller/leader_elector_actor.hpp"
 #include "actors/extender/delegated_auth.hpp"
+#include "runtime/local_pki.hpp"
 #include "runtime/serving_identity.hpp"
 #include "actors/extender/extender_actor.hpp"
 #include "actors/extender/extender_server.hpp"
-#include "actors/extender/self_signed.hpp"
+#include "k8s/serve/pki.hpp"
 #include "actors/extender/http_api.hpp"
 #include "actors/scheduler/config.hpp"
 #include "actors/scheduler/scheduler_actor.hpp"
@@ -40,6 +41,9 @@
 #include <cstring>
 #include <filesystem>
 #include <future>
+#include <pwd.h>
+
+#include <charconv>
 #include <unistd.h>
 #include <mutex>
 #include <optional>
@@ -142,6 +146,27 @@ expected<std::string> scheduler_config_text(const std::string& text_or_path) {
   return text;
 }
 
+// Who the process runtime's containers run as: nobody for a root Kozmo unless `user` says
+// otherwise ("name" or "UID:GID"); as another user, that user (nullopt: no change).
+expected<std::optional<std::pair<unsigned, unsigned>>> process_identity(const std::string& user) {
+  if (::geteuid() != 0)
+    return std::optional<std::pair<unsigned, unsigned>>{};
+  std::string name = user.empty() ? "nobody" : user;
+  if (auto colon = name.find(':'); colon != std::string::npos) {
+    unsigned uid = 0, gid = 0;
+    auto a = std::from_chars(name.data(), name.data() + colon, uid);
+    auto b = std::from_chars(name.data() + colon + 1, name.data() + name.size(), gid);
+    if (a.ec != std::errc() || a.ptr != name.data() + colon || b.ec != std::errc() || b.ptr != name.data() + name.size())
+      return error::bad_request("--process-user: \"" + name + "\" is neither a user name nor UID:GID");
+    return std::optional<std::pair<unsigned, unsigned>>{std::pair{uid, gid}};
+  }
+  const passwd* pw = ::getpwnam(name.c_str());
+  if (pw == nullptr)
+    return error::bad_request("--process-user: no user \"" + name + "\" on this host");
+  return std::optional<std::pair<unsigned, unsigned>>{std::pair{static_cast<unsigned>(pw->pw_uid),
+                                                                static_cast<unsigned>(pw->pw_gid)}};
+}
+
 // The metrics address's certificate: the files given, else self-signed.
 expected<extender::tls_options> metrics_identity(const engine_options& o) {
   return runtime::serving_identity_files(o.tls_cert_file, o.tls_key_file, "metrics");
@@ -194,6 +219,8 @@ status install_crds(apiserver::server& srv, const engine_options& opts) {
 struct engine::impl {
   engine_options opts;
   std::unique_ptr<apiserver::server> server;
+  std::optional<runtime::local_credentials> credentials; // the embedded secure server's
+  std::optional<std::pair<unsigned, unsigned>> process_identity; // the process runtime's uid, gid
   std::shared_ptr<client::client> cli;
   std::unique_ptr<caf::actor_system_config> cfg;
   std::unique_ptr<caf::actor_system> sys;
@@ -243,6 +270,17 @@ struct engine::impl {
       if (auto st = make_work_dir(); !st)
         return st;
       apiserver::server::options sopts;
+      if (opts.embedded_secure) {
+        auto made = runtime::local_credentials_in(opts.data_dir);
+        if (!made)
+          return error{"cannot make the API server's certificates: " + made.err().message};
+        credentials = std::move(*made);
+        sopts.secure = apiserver::server::security{credentials->server.cert_pem, credentials->server.key_pem,
+                                                   credentials->ca.cert_pem, credentials->token};
+        ccfg.ca_pem = credentials->ca.cert_pem;
+        ccfg.client_cert_pem = credentials->admin.cert_pem;
+        ccfg.client_key_pem = credentials->admin.key_pem;
+      }
       sopts.port = opts.port;
       sopts.data_dir = opts.data_dir;
       if (!work_dir.empty())
@@ -432,6 +470,8 @@ struct engine::impl {
       kc.node = node;
       kc.recorder = recorder;
       kc.runtime = opts.kubelet_runtime;
+      kc.allow_process = opts.allow_process_runtime;
+      kc.run_as = process_identity;
       kc.work_dir = work_dir;
       actors.push_back(kubelet::spawn_kubelet(*sys, cli, pods_watch, kc));
     }
@@ -571,6 +611,12 @@ status engine::start() {
   d.cfg = std::make_unique<caf::actor_system_config>();
   if (auto workers = runtime::tune_scheduler(*d.cfg, d.opts.workers); !workers)
     return workers.err();
+  if (!d.opts.nodes.nodes.empty()) {
+    auto who = process_identity(d.opts.process_user);
+    if (!who)
+      return who.err();
+    d.process_identity = *who;
+  }
   if (auto st = d.connect(); !st)
     return st;
   if (d.opts.leader_election.enabled) {
@@ -658,6 +704,14 @@ void engine::stop() {
     d.remove_work_dir = false;
   }
 }
+
+std::string engine::kubeconfig() const {
+  if (!impl_->server || !impl_->credentials)
+    return {};
+  return runtime::local_kubeconfig(impl_->server->url(), *impl_->credentials);
+}
+
+std::string engine::bearer_token() const { return impl_->credentials ? impl_->credentials->token : std::string(); }
 
 std::string engine::url() const {
   if (impl_->server)

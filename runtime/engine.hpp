@@ -52,14 +52,25 @@ struct engine_options {
   std::uint16_t port = 0;      // embedded server: 0 = a free port
   std::string data_dir;        // embedded server: keep state across restarts
   std::int64_t event_ttl_seconds = 3600; // embedded server: Events expire after this; 0 = never
+  // Embedded server: TLS and authentication as kind's and k3s's (runtime/local_pki.hpp): a CA
+  // made at start (kept in data_dir/pki), a client certificate in kubeconfig(), the token in
+  // bearer_token(); other callers get 401. false: plain HTTP that anyone reaching loopback may
+  // use, for tests that talk raw HTTP to the server.
+  bool embedded_secure = true;
   std::string kubeconfig;      // used when not embedded ("" = $KUBECONFIG or ~/.kube/config)
   std::string server_url;      // used when not embedded and set: plain http://host:port
 
   // Which parts run.
   kubelet::cluster_shape nodes; // simulated kubelets, one actor per node (empty = none)
   // The kubelets' runtime for pods without a kozmo.io/runtime annotation: "sim" or "process"
-  // (containers run as local processes; README "The process runtime").
+  // (containers run as local processes; docs/process-runtime.md). A pod's annotation
+  // `kozmo.io/runtime: process` is honoured only with runtime "process" or allow_process_runtime:
+  // running a pod's command on the host is the operator's choice, never a pod's alone.
   std::string kubelet_runtime = "sim";
+  bool allow_process_runtime = false;
+  // Who the process runtime's containers run as when Kozmo runs as root: a user name, or
+  // "UID:GID" ("" = nobody). Running as another user, they run as that user.
+  std::string process_user;
   // Where the process runtime keeps volumes, termination messages and logs (<work_dir>/pods,
   // <work_dir>/logs/pods), and where the embedded server's pods/log reads them. "" = data_dir
   // when set, else a fresh directory under $TMPDIR removed at stop. Only with the embedded
@@ -153,6 +164,10 @@ public:
 
   // The API server's URL.
   std::string url() const;
+  // Embedded secure server: a kubeconfig (YAML) that reaches it as its admin, and the bearer
+  // token it also accepts ("" otherwise).
+  std::string kubeconfig() const;
+  std::string bearer_token() const;
   // The ports the HTTP endpoints listen on (0 when not served): for an address ending in :0.
   std::uint16_t metrics_port() const;
   std::uint16_t probe_port() const;

@@ -1,5 +1,6 @@
 #include "runtime/local_mode.hpp"
 
+#include "k8s/serve/limits.hpp"
 #include "runtime/config_file.hpp"
 #include "runtime/engine.hpp"
 #include "runtime/hived_shape.hpp"
@@ -7,6 +8,8 @@
 #include "runtime/signals.hpp"
 
 #include <spdlog/spdlog.h>
+
+#include <sys/stat.h>
 
 #include <fstream>
 #include <functional>
@@ -16,29 +19,15 @@
 namespace kozmo::runtime {
 namespace {
 
-status write_kubeconfig(const std::string& path, const std::string& url) {
-  std::ofstream out(path);
-  if (!out)
-    return error::bad_request("--write-kubeconfig: cannot write " + path);
-  out << "apiVersion: v1\n"
-         "kind: Config\n"
-         "clusters:\n"
-         "- name: kozmo-local\n"
-         "  cluster:\n"
-         "    server: " << url << "\n"
-         "contexts:\n"
-         "- name: kozmo-local\n"
-         "  context:\n"
-         "    cluster: kozmo-local\n"
-         "    user: kozmo-local\n"
-         "    namespace: default\n"
-         "current-context: kozmo-local\n"
-         "users:\n"
-         "- name: kozmo-local\n"
-         "  user: {}\n";
-  out.close();
-  if (!out)
-    return error::bad_request("--write-kubeconfig: cannot write " + path);
+// The embedded server's kubeconfig, private to its owner (it holds the admin's key).
+status write_kubeconfig(const std::string& path, const std::string& text) {
+  {
+    std::ofstream out(path, std::ios::trunc);
+    out << text;
+    if (!out)
+      return error::bad_request("--write-kubeconfig: cannot write " + path);
+  }
+  ::chmod(path.c_str(), 0600);
   return ok;
 }
 
@@ -118,6 +107,8 @@ int run_engine(engine& e, const shutdown_signals& signals, int start_failure, co
 int run_local(const local_options& opts) {
   if (!start_logging(opts.log_level))
     return 2;
+  // A shell's default soft limit (1024) is what a flood of connections exhausts first.
+  serve::raise_open_file_limit();
   auto cluster = load_cluster(opts.cluster_file, opts.nodes, opts.gpus_per_node, "node");
   if (!cluster) {
     std::cerr << "kozmo: " << cluster.err().message << "\n";
@@ -133,6 +124,8 @@ int run_local(const local_options& opts) {
   auto eo = embedded_server(opts.port, opts.data_dir, opts.event_ttl_seconds);
   eo.nodes = *shape;
   eo.kubelet_runtime = opts.runtime;
+  eo.allow_process_runtime = opts.allow_process_runtime;
+  eo.process_user = opts.process_user;
   eo.binder = true;
   eo.volume_binder = true;
   eo.quota = true;
@@ -148,7 +141,7 @@ int run_local(const local_options& opts) {
   auto announce = [&]() -> int {
     std::string url = e.url();
     if (!opts.write_kubeconfig.empty()) {
-      if (auto st = write_kubeconfig(opts.write_kubeconfig, url); !st) {
+      if (auto st = write_kubeconfig(opts.write_kubeconfig, e.kubeconfig()); !st) {
         std::cerr << "kozmo: " << st.err().message << "\n";
         return 2;
       }
@@ -157,7 +150,8 @@ int run_local(const local_options& opts) {
     if (!opts.write_kubeconfig.empty())
       std::cout << "kozmo local: kubectl --kubeconfig " << opts.write_kubeconfig << " get nodes\n";
     else
-      std::cout << "kozmo local: kubectl --server " << url << " get nodes\n";
+      std::cout << "kozmo local: TLS, and callers must authenticate: --write-kubeconfig PATH writes the "
+                   "credentials kubectl needs\n";
     int gpus = 0;
     for (const auto& n : shape->nodes)
       gpus += n.gpus;
@@ -203,10 +197,16 @@ int run_kubelet(const kubelet_options& opts) {
 int run_apiserver(const apiserver_options& opts) {
   if (!start_logging(opts.log_level))
     return 2;
+  serve::raise_open_file_limit();
   shutdown_signals signals;
   auto eo = embedded_server(opts.port, opts.data_dir, opts.event_ttl_seconds);
   engine e(eo);
   return run_engine(e, signals, 1, [&] {
+    if (!opts.write_kubeconfig.empty())
+      if (auto st = write_kubeconfig(opts.write_kubeconfig, e.kubeconfig()); !st) {
+        std::cerr << "kozmo: " << st.err().message << "\n";
+        return 2;
+      }
     std::cout << "kozmo apiserver: serving at " << e.url() << "\n" << std::flush;
     return 0;
   });

@@ -1,6 +1,6 @@
 #include "runtime/serving_identity.hpp"
 
-#include "actors/extender/self_signed.hpp"
+#include "k8s/serve/pki.hpp"
 #include "runtime/config_file.hpp"
 
 #include <spdlog/spdlog.h>
@@ -23,7 +23,7 @@ expected<extender::tls_options> serving_identity(std::string cert_pem, std::stri
                                  "kozmo-controller-metrics.kozmo-system.svc.cluster.local"};
   if (gethostname(host, sizeof host - 1) == 0 && *host)
     names.insert(names.begin(), host);
-  auto id = extender::self_signed_identity("kozmo-controller", names, {"127.0.0.1", "::1"});
+  auto id = serve::self_signed_identity("kozmo-controller", names, {"127.0.0.1", "::1"});
   if (!id)
     return id.err();
   spdlog::info("http: serving {} with a self-signed certificate (for {})", what, names.front());

@@ -223,7 +223,7 @@ void on_pod(kubelet_actor* self, const object_event<k8s::pod>& ev) {
     return; // already running it; spec changes do not restart simulated containers
   if (pod.status.phase == "Succeeded" || pod.status.phase == "Failed")
     return; // finished before this kubelet (re)started
-  auto processes = runs_as_processes(pod, st.cfg.runtime);
+  auto processes = runs_as_processes(pod, st.cfg.runtime, st.cfg.allow_process);
   if (processes && *processes) {
     admit_process_pod(self, pod);
     return;

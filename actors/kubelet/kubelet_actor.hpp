@@ -17,6 +17,8 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
+#include <utility>
 
 namespace kozmo::kubelet {
 
@@ -25,8 +27,14 @@ struct kubelet_config {
   std::chrono::milliseconds heartbeat{10000}; // node status + Lease renewal period
   caf::actor recorder;                        // the event recorder; null: no Events
   // The runtime of pods without a kozmo.io/runtime annotation: "sim" (simulated containers) or
-  // "process" (local processes; the node is labelled kozmo.io/runtime=process).
+  // "process" (local processes; the node is labelled kozmo.io/runtime=process). A pod's
+  // annotation may choose `process` only where the operator allowed it at start: runtime
+  // "process", or allow_process; elsewhere it stays in CreateContainerConfigError, saying why.
   std::string runtime = "sim";
+  bool allow_process = false;
+  // The process runtime runs containers as this user and group when set (Kozmo running as root
+  // must not run a pod's command as root); their pod's files are handed to it.
+  std::optional<std::pair<unsigned, unsigned>> run_as;
   // The process runtime's files: volumes, termination messages, logs (process_workspace.hpp).
   // "" = the process runtime is unavailable (pods asking for it fail with a message).
   std::string work_dir;

@@ -77,8 +77,9 @@ void remove_pod_object(kubelet_actor* self, const std::string& uid, const std::s
 
 // The process runtime (kubelet_process_actor.cpp).
 // Whether the pod runs as processes: its kozmo.io/runtime annotation, else the node's runtime.
-// An unknown value is an error naming the accepted ones.
-expected<bool> runs_as_processes(const k8s::pod& pod, const std::string& node_runtime);
+// An unknown value is an error naming the accepted ones; so is `process` on a node whose
+// operator did not allow it (`allow_process`, or the node's runtime is process).
+expected<bool> runs_as_processes(const k8s::pod& pod, const std::string& node_runtime, bool allow_process);
 // Accepts the pod: reads it and what it references, then starts it (proc_ready_atom).
 void admit_process_pod(kubelet_actor* self, const k8s::pod& pod);
 void on_process_ready(kubelet_actor* self, const std::string& uid);

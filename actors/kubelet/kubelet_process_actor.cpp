@@ -77,6 +77,8 @@ void run_step(kubelet_actor* self, const std::string& uid, tracked_pod& p, const
     if (!c)
       continue;
     auto launch = make_launch(st.cfg.work_dir, pp.spec, *c, run.restart, pp.env[index], st.process_path);
+    if (launch)
+      launch->run_as = st.cfg.run_as;
     if (!launch) {
       post_event(self, p, uid, "Warning", "Failed", "Error: " + launch.err().message);
       auto next = pp.life->on_exited(run.name, run.init, {128, launch.err().message, "StartError"}, clock::now());
@@ -99,11 +101,15 @@ void finish_if_stopped(kubelet_actor* self, const std::string& uid, tracked_pod&
 
 } // namespace
 
-expected<bool> runs_as_processes(const k8s::pod& pod, const std::string& node_runtime) {
+expected<bool> runs_as_processes(const k8s::pod& pod, const std::string& node_runtime, bool allow_process) {
   auto it = pod.metadata.annotations.find(keys::runtime);
   std::string runtime = it == pod.metadata.annotations.end() ? node_runtime : std::string(it->second);
-  if (runtime == "process")
+  if (runtime == "process" && (allow_process || node_runtime == "process"))
     return true;
+  if (runtime == "process")
+    return error::bad_request(std::string("annotation ") + keys::runtime +
+                              ": \"process\" runs the pod's command on this host, and this node's operator did not "
+                              "allow it (kozmo local --allow-process-runtime or --runtime process)");
   if (runtime == "sim" || runtime.empty())
     return false;
   return error::bad_request(std::string("annotation ") + keys::runtime + ": \"" + runtime +

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <grp.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,7 +28,17 @@ namespace {
 using namespace std::chrono_literals;
 
 // Where the child stopped, written to the error pipe before it exits.
-enum stage : int { userns = 1, id_maps, unshare_ns, make_private, chdir_to, exec_it, mount_base = 100, remount_base = 1000 };
+enum stage : int {
+  userns = 1,
+  id_maps,
+  unshare_ns,
+  make_private,
+  chdir_to,
+  exec_it,
+  drop_privileges,
+  mount_base = 100,
+  remount_base = 1000
+};
 
 struct child_failure {
   int where = 0;
@@ -47,6 +58,8 @@ std::string describe(const child_failure& f, const process_launch& l, const std:
     return "cannot create a mount namespace (unshare CLONE_NEWNS): " + why + " (needs root or CAP_SYS_ADMIN)";
   case make_private:
     return "cannot make the mount namespace private: " + why;
+  case drop_privileges:
+    return "run as uid " + std::to_string(l.run_as ? l.run_as->first : 0) + ": " + why;
   case chdir_to:
     return "chdir to \"" + (l.working_dir.empty() ? std::string("/") : l.working_dir) + "\": " + why;
   case exec_it:
@@ -103,6 +116,9 @@ struct child_plan {
   bool mounts_optional = false;
   std::string uid_map, gid_map;
   int out_fd = -1, errout_fd = -1, null_fd = -1, err_fd = -1; // write ends for stdout/stderr
+  bool drop = false; // become run_uid/run_gid after the mounts
+  uid_t run_uid = 0;
+  gid_t run_gid = 0;
 };
 
 // A user namespace mapping our uid and gid to themselves, and a mount namespace it owns.
@@ -175,6 +191,10 @@ int enter_mount_namespace(const child_plan& p) {
         child_fail(p.err_fd, remount_base + static_cast<int>(i));
     }
   }
+  // Root's privileges end before the pod's command starts: no supplementary groups, then the
+  // group, then the user (the other order would leave no right to change the group).
+  if (p.drop && (::setgroups(0, nullptr) != 0 || ::setgid(p.run_gid) != 0 || ::setuid(p.run_uid) != 0))
+    child_fail(p.err_fd, drop_privileges);
   if (::chdir(p.cwd.c_str()) != 0)
     child_fail(p.err_fd, chdir_to);
   // Nothing of kozmo's leaks into the container: every other descriptor closes at exec.
@@ -186,6 +206,17 @@ int enter_mount_namespace(const child_plan& p) {
   ::dup2(p.errout_fd, 2);
   ::execve(p.exe.c_str(), p.argv.data(), p.envp.data());
   child_fail(p.err_fd, exec_it);
+}
+
+// The pod's files (volumes, termination logs) belong to the user its processes run as.
+void hand_over(const std::string& dir, uid_t uid, gid_t gid) {
+  std::error_code ec;
+  if (dir.empty() || !fs::exists(dir, ec))
+    return;
+  (void)::lchown(dir.c_str(), uid, gid);
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec))
+    (void)::lchown(it->path().c_str(), uid, gid);
 }
 
 // Creates a missing mount point on the host (directories, or an empty file).
@@ -364,6 +395,12 @@ void process_runner::start(process_launch l) {
   p.envp.push_back(nullptr);
   p.cwd = l.working_dir.empty() ? "/" : l.working_dir;
   p.user_namespace = ::geteuid() != 0;
+  if (l.run_as && ::geteuid() == 0) {
+    p.drop = true;
+    p.run_uid = static_cast<uid_t>(l.run_as->first);
+    p.run_gid = static_cast<gid_t>(l.run_as->second);
+    hand_over(l.work_dir, p.run_uid, p.run_gid);
+  }
   p.uid_map = std::to_string(::geteuid()) + " " + std::to_string(::geteuid()) + " 1\n";
   p.gid_map = std::to_string(::getegid()) + " " + std::to_string(::getegid()) + " 1\n";
 

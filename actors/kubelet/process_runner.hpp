@@ -24,7 +24,9 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <utility>
 #include <thread>
 #include <vector>
 
@@ -50,6 +52,10 @@ struct process_launch {
   std::vector<bind_mount> mounts;
   std::string termination_log;                 // host file whose content becomes the message
   bool fallback_to_logs = false;
+  // Run as this uid and gid (dropping root's privileges after the mounts); the pod's work
+  // directory (`work_dir`, its volumes and termination logs) is handed to them first.
+  std::optional<std::pair<unsigned, unsigned>> run_as;
+  std::string work_dir;
 };
 
 struct process_report {

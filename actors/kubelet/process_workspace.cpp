@@ -117,6 +117,7 @@ expected<process_launch> make_launch(const std::string& work_dir, const pod_run_
     l.mounts.push_back({l.termination_log, c.termination_message_path, false, true, true});
   }
   l.fallback_to_logs = c.fallback_to_logs_on_error;
+  l.work_dir = pod_work_dir(work_dir, pod.uid);
   return l;
 }
 

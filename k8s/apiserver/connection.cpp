@@ -4,6 +4,9 @@
 
 #include "k8s/apiserver/status.hpp"
 
+#include <openssl/crypto.h>
+#include <openssl/ssl.h>
+
 #include <ctime>
 
 namespace kozmo::apiserver {
@@ -25,7 +28,7 @@ std::string http_date() {
 } // namespace
 
 connection::connection(tcp::socket socket, server_state& state, serve::slot held)
-    : stream_(std::move(socket)), held_(std::move(held)), state_(state), latency_timer_(stream_.get_executor()),
+    : stream_(std::move(socket), state.tls ? &*state.tls : nullptr), held_(std::move(held)), state_(state), latency_timer_(stream_.get_executor()),
       bookmark_timer_(stream_.get_executor()), pre_timeout_timer_(stream_.get_executor()),
       timeout_timer_(stream_.get_executor()), log_timer_(stream_.get_executor()) {}
 
@@ -36,7 +39,91 @@ connection::~connection() {
 
 void connection::start() {
   state_.add(shared_from_this());
-  net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read_request(); });
+  net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->handshake(); });
+}
+
+void connection::handshake() {
+  auto* tls = stream_.tls();
+  if (tls == nullptr)
+    return read_request();
+  stream_.tcp().expires_after(state_.opts.limits.header_timeout);
+  tls->async_handshake(net::ssl::stream_base::server, [self = shared_from_this(), tls](beast::error_code ec) {
+    if (ec)
+      return self->close_now();
+    X509* peer = SSL_get1_peer_certificate(tls->native_handle());
+    self->certificate_ok_ = peer != nullptr && SSL_get_verify_result(tls->native_handle()) == X509_V_OK;
+    if (peer != nullptr)
+      X509_free(peer);
+    self->read_request();
+  });
+}
+
+namespace {
+
+bool is_public_probe(const http_request& req) {
+  if (req.method != "GET")
+    return false;
+  std::string_view path(req.target);
+  path = path.substr(0, path.find('?'));
+  for (std::string_view p : {"/healthz", "/livez", "/readyz", "/version"})
+    if (path == p || (path.size() > p.size() && path.substr(0, p.size()) == p && path[p.size()] == '/'))
+      return true;
+  return false;
+}
+
+bool loopback_host(std::string_view host, std::uint16_t port) {
+  for (std::string_view name : {"127.0.0.1", "localhost", "[::1]"}) {
+    if (host == name)
+      return true;
+    if (host.size() > name.size() && host.substr(0, name.size()) == name && host[name.size()] == ':' &&
+        host.substr(name.size() + 1) == std::to_string(port))
+      return true;
+  }
+  return false;
+}
+
+bool known_body_type(std::string_view content_type) {
+  std::string_view media = content_type.substr(0, content_type.find(';'));
+  while (!media.empty() && media.back() == ' ')
+    media.remove_suffix(1);
+  if (media.empty())
+    return false;
+  for (std::string_view t : {"application/json", "application/yaml", "application/vnd.kubernetes.protobuf",
+                             "application/json-patch+json", "application/merge-patch+json",
+                             "application/strategic-merge-patch+json", "application/apply-patch+yaml",
+                             "application/apply-patch+json"})
+    if (iequals(media, t))
+      return true;
+  return false;
+}
+
+} // namespace
+
+std::optional<http_response> connection::refuse(const http_request& req) const {
+  const auto& sec = state_.opts.secure;
+  if (!sec)
+    return std::nullopt;
+  const std::uint16_t port = state_.port;
+  if (std::string host = req.header("Host"); !loopback_host(host, port))
+    return status_response(api_error{400, "BadRequest",
+                                     "the Host header names \"" + host + "\"; this server answers 127.0.0.1:" +
+                                         std::to_string(port) + " and localhost:" + std::to_string(port) + " only",
+                                     nullptr});
+  std::string auth = req.header("Authorization");
+  bool token_ok = !sec->token.empty() && auth.size() == 7 + sec->token.size() && auth.compare(0, 7, "Bearer ") == 0 &&
+                  CRYPTO_memcmp(auth.data() + 7, sec->token.data(), sec->token.size()) == 0;
+  if (!certificate_ok_ && !token_ok && !is_public_probe(req)) {
+    auto res = status_response(api_error{401, "Unauthorized", "Unauthorized", nullptr});
+    res.set_header("WWW-Authenticate", "Bearer");
+    return res;
+  }
+  bool writes = req.method == "POST" || req.method == "PUT" || req.method == "PATCH";
+  if (writes && !known_body_type(req.header("Content-Type")))
+    return status_response(api_error{415, "UnsupportedMediaType",
+                                     "the body of the request was in an unknown format - accepted media types "
+                                     "include: application/json, application/yaml, application/vnd.kubernetes.protobuf",
+                                     nullptr});
+  return std::nullopt;
 }
 
 void connection::close() {
@@ -57,8 +144,8 @@ void connection::close_now() {
   latency_timer_.cancel();
   log_timer_.cancel();
   beast::error_code ec;
-  stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-  stream_.socket().close(ec);
+  stream_.tcp().socket().shutdown(tcp::socket::shutdown_both, ec);
+  stream_.tcp().socket().close(ec);
 }
 
 void connection::read_request() {
@@ -66,7 +153,7 @@ void connection::read_request() {
     return;
   parser_.emplace();
   parser_->body_limit(state_.opts.max_body_bytes);
-  serve::async_read_head(stream_, stream_, buffer_, *parser_, state_.opts.limits, [self = shared_from_this()](
+  serve::async_read_head(stream_, stream_.tcp(), buffer_, *parser_, state_.opts.limits, [self = shared_from_this()](
                                                                                       beast::error_code ec) {
     if (ec) {
       self->on_read(ec);
@@ -79,7 +166,7 @@ void connection::read_request() {
     }
     // curl and others wait for this before sending a body over 1 KiB.
     auto cont = std::make_shared<http::response<http::empty_body>>(http::status::continue_, 11);
-    self->stream_.expires_after(self->state_.opts.limits.write_timeout);
+    self->stream_.tcp().expires_after(self->state_.opts.limits.write_timeout);
     http::async_write(self->stream_, *cont, [self, cont](beast::error_code wec, std::size_t) {
       if (wec) {
         self->close_now();
@@ -91,7 +178,7 @@ void connection::read_request() {
 }
 
 void connection::read_body() {
-  serve::async_read_body(stream_, stream_, buffer_, *parser_, state_.opts.limits,
+  serve::async_read_body(stream_, stream_.tcp(), buffer_, *parser_, state_.opts.limits,
                          [self = shared_from_this()](beast::error_code ec) { self->on_read(ec); });
 }
 
@@ -107,7 +194,7 @@ void connection::on_read(beast::error_code ec) {
     close_now();
     return;
   }
-  stream_.expires_never();
+  stream_.tcp().expires_never();
   auto& msg = parser_->get();
   http_request req;
   req.method = std::string(msg.method_string());
@@ -133,6 +220,10 @@ void connection::serve(http_request req, bool keep_alive) {
 }
 
 void connection::dispatch(const http_request& req, bool keep_alive) {
+  if (auto refused = refuse(req)) {
+    write_response(*refused, keep_alive);
+    return;
+  }
   if (auto injected = state_.faults.take_failure(req.target)) {
     write_response(*injected, keep_alive);
     return;
@@ -183,7 +274,7 @@ void connection::write_response(const http_response& r, bool keep_alive) {
   else
     res->prepare_payload();
   pending_ = res;
-  stream_.expires_after(state_.opts.limits.write_timeout);
+  stream_.tcp().expires_after(state_.opts.limits.write_timeout);
   http::async_write(stream_, *res, [self = shared_from_this(), keep_alive](beast::error_code ec, std::size_t) {
     self->pending_.reset();
     if (!ec && self->draining_) {
@@ -202,8 +293,8 @@ void connection::drain_and_close() {
   // The client may still be sending the body we refused: read and drop it (up to a bound) so
   // that it gets to read our answer instead of a connection reset.
   beast::error_code ec;
-  stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
-  stream_.expires_after(std::chrono::seconds(5));
+  stream_.tcp().socket().shutdown(tcp::socket::shutdown_send, ec);
+  stream_.tcp().expires_after(std::chrono::seconds(5));
   stream_.async_read_some(net::buffer(drain_buf_), [self = shared_from_this()](beast::error_code rec, std::size_t n) {
     self->drained_ += n;
     if (rec || self->drained_ > 64 * 1024 * 1024) {

@@ -12,7 +12,7 @@ constexpr std::chrono::milliseconds log_poll_interval{200};
 
 void connection::start_log(std::shared_ptr<log_stream> ls) {
   log_ = std::move(ls);
-  stream_.expires_never();
+  stream_.tcp().expires_never();
   write_chunked_head("text/plain", [self = shared_from_this()] { self->write_log_chunk(self->log_->take_initial(), false); });
   watch_for_disconnect();
 }

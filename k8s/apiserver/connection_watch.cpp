@@ -15,7 +15,7 @@ constexpr std::size_t max_backlog_bytes = 256 * 1024 * 1024;
 
 void connection::start_watch(std::shared_ptr<watch_stream> ws) {
   watch_ = std::move(ws);
-  stream_.expires_never();
+  stream_.tcp().expires_never();
   drop_generation_ = state_.faults.drop_after().second;
 
   if (state_.faults.expire_resumes() && watch_->params().from_rv) {

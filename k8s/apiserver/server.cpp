@@ -9,6 +9,33 @@
 #include <thread>
 
 namespace kozmo::apiserver {
+namespace {
+
+// TLS 1.2 or newer with the serving certificate; client certificates are asked for and checked
+// against the client CA, but not required (a caller may bring a bearer token instead).
+expected<net::ssl::context> tls_context(const server::security& sec) {
+  net::ssl::context ctx(net::ssl::context::tls_server);
+  SSL_CTX_set_min_proto_version(ctx.native_handle(), TLS1_2_VERSION);
+  ctx.set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
+                  net::ssl::context::no_sslv3 | net::ssl::context::single_dh_use);
+  beast::error_code ec;
+  ctx.use_certificate_chain(net::buffer(sec.cert_pem), ec);
+  if (ec)
+    return error::internal("TLS: cannot use the serving certificate: " + ec.message());
+  ctx.use_private_key(net::buffer(sec.key_pem), net::ssl::context::pem, ec);
+  if (ec)
+    return error::internal("TLS: cannot use the serving key: " + ec.message());
+  if (!sec.client_ca_pem.empty()) {
+    ctx.add_certificate_authority(net::buffer(sec.client_ca_pem), ec);
+    if (ec)
+      return error::internal("TLS: cannot use the client CA: " + ec.message());
+    ctx.set_verify_mode(net::ssl::verify_peer);
+    ctx.set_verify_callback([](bool, net::ssl::verify_context&) { return true; });
+  }
+  return ctx;
+}
+
+} // namespace
 
 struct server::impl {
   // Declared first so it is destroyed last: connections (owned by pending handlers of the
@@ -46,6 +73,12 @@ expected<std::uint16_t> server::start() {
   st.st = std::move(*opened);
   st.routes = std::make_unique<router>(*st.st, st.opts.pod_logs_dir);
 
+  if (st.opts.secure) {
+    auto ctx = tls_context(*st.opts.secure);
+    if (!ctx)
+      return ctx.err();
+    st.tls.emplace(std::move(*ctx));
+  }
   impl_->ioc = std::make_unique<net::io_context>(static_cast<int>(std::max(1u, st.opts.threads)));
   auto listening = serve::listener::open(*impl_->ioc, st.opts.address, st.opts.port, st.opts.limits, "apiserver",
                                          [&st](tcp::socket socket, serve::slot held) {
@@ -56,6 +89,7 @@ expected<std::uint16_t> server::start() {
     return listening.err();
   impl_->listener = std::move(*listening);
   impl_->port = impl_->listener->port();
+  st.port = impl_->port;
 
   st.faults.set_drop_hook([this] {
     for (auto& c : impl_->state.snapshot())
@@ -92,7 +126,10 @@ void server::stop() {
   impl_->threads.clear();
 }
 
-std::string server::url() const { return "http://" + impl_->state.opts.address + ":" + std::to_string(impl_->port); }
+std::string server::url() const {
+  return (impl_->state.opts.secure ? "https://" : "http://") + impl_->state.opts.address + ":" +
+         std::to_string(impl_->port);
+}
 
 std::uint16_t server::port() const { return impl_->port; }
 

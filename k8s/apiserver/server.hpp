@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace kozmo::apiserver {
@@ -32,6 +33,22 @@ class store;
 
 class server {
 public:
+  // TLS and who may call, as kind's and k3s's API servers have it: without it the server speaks
+  // plain HTTP to anyone (in-process tests, a host that puts its own front before it).
+  //  - TLS with this certificate; client certificates the client CA signed authenticate, so
+  //    does the bearer token;
+  //  - everything else is 401 Unauthorized but GET /healthz, /livez, /readyz and /version;
+  //  - the Host header must name the loopback address served (127.0.0.1, localhost, [::1],
+  //    with the port or without): a page of another origin reached by DNS rebinding is refused;
+  //  - a write's Content-Type must be JSON, YAML or protobuf (a browser's no-cors POST sends
+  //    none or text/plain, without a preflight).
+  struct security {
+    std::string cert_pem;      // the serving certificate (chain)
+    std::string key_pem;       // its key
+    std::string client_ca_pem; // CA of the client certificates that authenticate
+    std::string token;         // a bearer token that authenticates ("" = none)
+  };
+
   struct options {
     std::string address = "127.0.0.1";
     std::uint16_t port = 0;                        // 0 = any free port
@@ -43,6 +60,7 @@ public:
     std::chrono::seconds bookmark_interval{60};    // BOOKMARK cadence on watches that ask
     unsigned threads = 2;                          // io threads
     serve::limits limits;                          // connections, timeouts, head size (kube-apiserver's)
+    std::optional<security> secure;                // TLS and authentication; nullopt = plain HTTP
   };
 
   server();
@@ -56,7 +74,7 @@ public:
   // Closes the listener and every connection (open watches end without a final event).
   void stop();
 
-  std::string url() const;  // "http://127.0.0.1:PORT"
+  std::string url() const;  // "http://127.0.0.1:PORT", "https://..." when secure
   std::uint16_t port() const;
   // Connections held now (serve::limits::max_connections bounds them).
   std::size_t open_connections() const;

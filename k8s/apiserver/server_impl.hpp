@@ -10,8 +10,10 @@
 #include "k8s/apiserver/server.hpp"
 #include "k8s/apiserver/store.hpp"
 #include "k8s/serve/listener.hpp"
+#include "k8s/serve/maybe_tls_stream.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
@@ -38,6 +40,8 @@ class connection;
 // What every connection shares. Owned by server::impl; outlives every connection.
 struct server_state {
   server::options opts;
+  std::optional<net::ssl::context> tls; // with opts.secure
+  std::uint16_t port = 0;               // the port bound
   std::unique_ptr<store> st;
   std::unique_ptr<router> routes;
   fault_injector faults;
@@ -70,7 +74,11 @@ public:
 
 private:
   // ---- request/response (connection.cpp) ----
+  void handshake();
   void read_request();
+  // opts.secure: the caller proved who it is, names this server, and writes a known type; else
+  // the answer that says why not.
+  std::optional<http_response> refuse(const http_request& req) const;
   void read_body();
   void on_read(beast::error_code ec);
   void serve(http_request req, bool keep_alive);
@@ -99,7 +107,8 @@ private:
   void write_log_chunk(std::string data, bool last);
   void poll_log();
 
-  beast::tcp_stream stream_;
+  serve::maybe_tls_stream stream_;
+  bool certificate_ok_ = false; // a client certificate the client CA signed (TLS)
   serve::slot held_; // counts this connection against the listener's limit while it lives
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;

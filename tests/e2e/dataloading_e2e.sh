@@ -27,8 +27,10 @@ ok "s3rver 3.7.1 behind the SigV4 gate listens on 127.0.0.1:$GATE_PORT"
 
 printf 'tasks:\n  copilot:\n    s3-endpoint: http://127.0.0.1:%s\n    s3-credentials-secret: s3-creds\n' "$GATE_PORT" \
   >"$WORK/config.yaml"
+# The file:// stores are this user's private directories (and the copilot is this build's
+# binary): the containers run as this user, not as the nobody a root kozmo picks by default.
 e2e_start_local "$WORK/kubeconfig" "$WORK/kozmo.log" --nodes 1 --runtime process --config "$WORK/config.yaml" \
-  --data-dir "$WORK/data"
+  --data-dir "$WORK/data" --process-user "$(id -u):$(id -g)"
 within 15 "the server answers kubectl" 'Server Version' k version
 expect "the S3 credentials are a Secret" 'created' \
   k create secret generic s3-creds --from-literal=AWS_ACCESS_KEY_ID=S3RVER --from-literal=AWS_SECRET_ACCESS_KEY=S3RVER

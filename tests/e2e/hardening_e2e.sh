@@ -53,10 +53,41 @@ expect "a pod created after the flood is bound" "created" \
 within 30 "... and runs to its end" "Succeeded|Running" k get pod after-flood -o jsonpath='{.status.phase}'
 kill "$KOZMO_PID" 2>/dev/null; wait "$KOZMO_PID" 2>/dev/null; KOZMO_PID=""
 
-e2e_start_local "$WORK/kc" "$WORK/kozmo.log"
+# Soft limit 1024 under a hard one of 8192, as a shell gives: kozmo local raises its own.
+rm -f "$WORK/kc"
+prlimit --nofile=1024:8192 "$KOZMO" local --port 0 --write-kubeconfig "$WORK/kc" >"$WORK/kozmo.log" 2>&1 &
+KOZMO_PID=$!
+export KUBECONFIG=$WORK/kc
+for _ in $(seq 1 200); do [ -s "$WORK/kc" ] && break; sleep 0.1; done
 within 30 "kozmo local serves kubectl" "node-1" k get nodes -o name
+expect "it raised its open-file soft limit to the hard limit" "Max open files +8192 +8192" cat "/proc/$KOZMO_PID/limits"
 URL=$(k config view --minify -o jsonpath='{.clusters[0].cluster.server}')
-api() { curl -sS --max-time 20 -o "$WORK/body" -w '%{http_code}' "$@"; }
+api() { kcurl -sS --max-time 20 -o "$WORK/body" -w '%{http_code}' "$@"; }
+
+# ---- 4. nobody unauthenticated writes, and no pod runs on the host unless the operator chose it ----
+code=$(curl -sk --max-time 10 -o "$WORK/body" -w '%{http_code}' -X POST -H 'Origin: http://evil.example' \
+  --data-binary '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"evil","annotations":{"kozmo.io/runtime":"process"}},"spec":{"containers":[{"name":"c","image":"busybox","command":["touch","'"$WORK"'/pwned"]}]}}' \
+  "$URL/api/v1/namespaces/default/pods")
+if [ "$code" = 401 ]; then ok "a web page's no-cors POST without credentials is 401 Unauthorized"
+else bad "a web page's no-cors POST without credentials is 401" "HTTP $code $(head -c 300 "$WORK/body")"; fi
+if curl -s --max-time 5 -o /dev/null "http://${URL#https://}/version"; then bad "plain HTTP is not served" "it answered"
+else ok "plain HTTP is not served (TLS only)"; fi
+code=$(api -X POST --data-binary '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"nocsrf"}}' \
+  -H 'Content-Type:' "$URL/api/v1/namespaces/default/configmaps")
+if [ "$code" = 415 ]; then ok "an authenticated write without a JSON, YAML or protobuf Content-Type is 415"
+else bad "a write without a known Content-Type is 415" "HTTP $code $(head -c 300 "$WORK/body")"; fi
+code=$(api -H 'Host: attacker.example' "$URL/api/v1/namespaces")
+if [ "$code" = 400 ] && grep -q "Host header" "$WORK/body"; then ok "Host: attacker.example is refused (DNS rebinding)"
+else bad "Host: attacker.example is refused" "HTTP $code $(head -c 300 "$WORK/body")"; fi
+expect_fail "GET /api/v1/pods without credentials is 401" "401" \
+  curl -sk --max-time 5 -f -o /dev/null -w '%{http_code}' "$URL/api/v1/pods"
+printf 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: on-host\n  annotations: {kozmo.io/runtime: process}\nspec:\n  restartPolicy: Never\n  containers:\n  - {name: c, image: busybox, command: [touch, %s/pwned]}\n' "$WORK" |
+  k apply -f - >/dev/null
+within 20 "a pod asking for the process runtime on a simulated kozmo local waits, saying why" \
+  "did not allow it.*--allow-process-runtime" \
+  k get pod on-host -o jsonpath='{.status.containerStatuses[0].state.waiting.message}'
+if [ -e "$WORK/pwned" ]; then bad "... and its command did not run on the host" "$WORK/pwned exists"
+else ok "... and its command did not run on the host"; fi
 
 # ---- 2. a YAML alias bomb through server-side apply ---------------------------------------------
 bomb='apiVersion: v1
@@ -157,6 +188,23 @@ pytorchjob fine 2 | sed 's/forever/2s/' | k apply -f - >/dev/null
 within 60 "after all of that, an ordinary PyTorchJob succeeds" "True" \
   k get pytorchjob fine -o jsonpath='{.status.conditions[?(@.type=="Succeeded")].status}'
 
+kill "$KOZMO_PID" 2>/dev/null; wait "$KOZMO_PID" 2>/dev/null; KOZMO_PID=""
+
+# ---- 4b. the process runtime where the operator allowed it: as nobody when kozmo is root --------
+e2e_start_local "$WORK/kc-proc" "$WORK/kozmo-proc.log" --allow-process-runtime
+within 30 "kozmo local --allow-process-runtime serves kubectl" "node-1" k get nodes -o name
+printf 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: whoami\n  annotations: {kozmo.io/runtime: process}\nspec:\n  restartPolicy: Never\n  containers:\n  - {name: c, image: busybox, command: [id, -u]}\n' |
+  k apply -f - >/dev/null
+within 30 "a pod that opts in runs as a process" "Succeeded" k get pod whoami -o jsonpath='{.status.phase}'
+if [ "$(id -u)" = 0 ]; then
+  expect "... as nobody, not as root" "^$(id -u nobody)$" k logs whoami
+else
+  expect "... as this user" "^$(id -u)$" k logs whoami
+fi
+printf 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: simulated\nspec:\n  restartPolicy: Never\n  containers:\n  - {name: c, image: busybox, command: [id, -u]}\n' |
+  k apply -f - >/dev/null
+within 30 "a pod without the annotation is simulated (no log of a real process)" "Succeeded" \
+  k get pod simulated -o jsonpath='{.status.phase}'
 kill "$KOZMO_PID" 2>/dev/null; wait "$KOZMO_PID" 2>/dev/null; KOZMO_PID=""
 
 # ---- 6. kozmo extender: loopback unless secured -------------------------------------------------

@@ -54,21 +54,14 @@ e2e_start_local() {
 # exported as KUBECONFIG, and it returns once the nodes are Ready (a failed check otherwise).
 e2e_start_apiserver_and_nodes() {
   local nodes=${1:?NODES} gpus=${2:?GPUS} url="" _
-  "$KOZMO" apiserver --port 0 >"$WORK/kozmo-apiserver.log" 2>&1 &
+  rm -f "$WORK/kubeconfig"
+  "$KOZMO" apiserver --port 0 --write-kubeconfig "$WORK/kubeconfig" >"$WORK/kozmo-apiserver.log" 2>&1 &
   PIDS+=($!)
   for _ in $(seq 1 100); do
     url=$(sed -n 's/^kozmo apiserver: serving at //p' "$WORK/kozmo-apiserver.log")
-    [ -n "$url" ] && break
+    [ -n "$url" ] && [ -s "$WORK/kubeconfig" ] && break
     sleep 0.1
   done
-  cat >"$WORK/kubeconfig" <<EOF
-apiVersion: v1
-kind: Config
-clusters: [{name: e2e, cluster: {server: "$url"}}]
-contexts: [{name: e2e, context: {cluster: e2e, user: e2e, namespace: default}}]
-current-context: e2e
-users: [{name: e2e, user: {}}]
-EOF
   export KUBECONFIG=$WORK/kubeconfig
   "$KOZMO" kubelet --nodes "$nodes" --gpus-per-node "$gpus" >"$WORK/kozmo-kubelet.log" 2>&1 &
   PIDS+=($!)
@@ -114,6 +107,18 @@ spec:
         nvidia.com/gpu: $3
 EOF
 }
+
+# kcurl ARGS...: curl as kubectl would call the server of $KUBECONFIG: its CA, and the bearer
+# token `kozmo local` and `kozmo apiserver` put in the kubeconfig they write.
+kcurl() {
+  local ca="$KUBECONFIG.ca.crt" token
+  [ -s "$ca" ] || kubectl config view --raw -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' |
+    base64 -d >"$ca"
+  token=$(kubectl config view --raw -o jsonpath='{.users[0].user.token}')
+  curl --cacert "$ca" -H "Authorization: Bearer $token" "$@"
+}
+# server_url: the server of $KUBECONFIG.
+server_url() { kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}'; }
 
 # k ARGS...: kubectl on $KUBECONFIG.
 k() { kubectl --cache-dir "$WORK/cache" --request-timeout=20s "$@"; }

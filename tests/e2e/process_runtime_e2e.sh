@@ -7,6 +7,8 @@ KOZMO=${1:?usage: process_runtime_e2e.sh PATH/TO/kozmo}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$HERE/lib.sh"
 e2e_init kozmo-procrt 80
+# A root kozmo runs containers as nobody: they must reach the mount points made under $WORK.
+chmod 0755 "$WORK"
 eventually() { within 40 "$@"; } # eventually NAME PATTERN CMD...: within 40 s
 # A marker no other process on the host has in its command line.
 MARK=$((900000 + RANDOM))

@@ -98,7 +98,7 @@ kill -9 "$KOZMO_PID"; wait "$KOZMO_PID" 2>/dev/null; KOZMO_PID=
 start_kozmo second
 eventually "after SIGKILL, kozmo restarts on the same data dir" 'Server Version' k version
 eventually "the bound pods are still there" 'hold-3' k get pods
-eventually "the inspect API lists the recovered gang" 'gang-4x2' sh -c "curl -sf \$(kubectl --cache-dir $WORK/cache config view -o jsonpath='{.clusters[0].cluster.server}')/v1/inspect/affinitygroups/"
+eventually "the inspect API lists the recovered gang" 'gang-4x2' sh -c "$(declare -f kcurl server_url); kcurl -sf \$(server_url)/v1/inspect/affinitygroups/"
 sleep 2
 expect "no GPU is given twice after the restart" '^distinct' no_double_claims
 expect "the recovered placements are unchanged" '^same$' same_claims

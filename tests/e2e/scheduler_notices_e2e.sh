@@ -66,6 +66,6 @@ expect "the gang inside the new quota is not downgraded" '^0$' sh -c \
   "kubectl --cache-dir $WORK/cache describe pod a1 | grep -c Downgraded || true"
 expect "the downgraded gang keeps its GPUs" '^0\.0\.0\.2$' node_of a2-0
 expect "inspect shows it lazily preempted" '"lazyPreemptionStatus"' sh -c \
-  "curl -sf \$(kubectl --cache-dir $WORK/cache config view -o jsonpath='{.clusters[0].cluster.server}')/v1/inspect/affinitygroups/a2"
+  "$(declare -f kcurl server_url); kcurl -sf \$(server_url)/v1/inspect/affinitygroups/a2"
 
 e2e_finish "# scheduler notices e2e:"

@@ -3,7 +3,7 @@
 // certificate is accepted for 127.0.0.1, a refused caller gets the check's status and message, an
 // accepted one the page, and plain HTTP gets no answer.
 #include "actors/extender/extender_server.hpp"
-#include "actors/extender/self_signed.hpp"
+#include "k8s/serve/pki.hpp"
 #include "k8s/client/client.hpp"
 #include "tests/support/raw_http.hpp"
 
@@ -15,6 +15,8 @@
 
 using namespace kozmo;
 using namespace kozmo::extender;
+using kozmo::serve::pem_identity;
+using kozmo::serve::self_signed_identity;
 
 namespace {
 
