@@ -209,6 +209,8 @@ Usage:
                                 process, such a pod waits in CreateContainerConfigError)
       --process-user USER       who process containers run as when kozmo runs as root: a user name
                                 or UID:GID (default nobody)
+      --fault-injection         POST /debug/faults makes the API server drop watches, answer 410,
+                                429 or 5xx, or slow down (for chaos tests; authenticated callers only)
       --log-level LEVEL         trace, debug, info, warn, error (default info)
   kozmo kubelet [flags]     simulated GPU nodes against any API server
       --kubeconfig PATH         (default: $KUBECONFIG or ~/.kube/config)
@@ -312,6 +314,7 @@ expected<command> parse_command_line(const std::vector<std::string>& args) {
                      }}},
         {"allow-process-runtime", switch_flag("allow-process-runtime", o.allow_process_runtime)},
         {"process-user", string_flag(o.process_user)},
+        {"fault-injection", switch_flag("fault-injection", o.fault_injection)},
         {"log-level", string_flag(o.log_level)},
     };
     if (auto st = parse_flags(sub, rest, args.end(), flags); !st)

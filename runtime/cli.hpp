@@ -23,6 +23,7 @@ struct local_options {
   std::string runtime = "sim";     // pods' runtime: "sim" (simulated) or "process" (local processes)
   bool allow_process_runtime = false; // sim by default; a pod's kozmo.io/runtime: process opts in
   std::string process_user;        // who process containers run as when Kozmo is root ("" = nobody)
+  bool fault_injection = false;    // POST /debug/faults (tests/chaos)
   std::string log_level = "info";
 };
 

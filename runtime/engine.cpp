@@ -7,6 +7,7 @@
 #include "actors/controller/event_recorder_actor.hpp"
 #include "actors/controller/leader_elector_actor.hpp"
 #include "actors/extender/delegated_auth.hpp"
+#include "k8s/apiserver/fault_route.hpp"
 #include "runtime/local_pki.hpp"
 #include "runtime/serving_identity.hpp"
 #include "actors/extender/extender_actor.hpp"
@@ -291,6 +292,11 @@ struct engine::impl {
       if (!port)
         return error{"cannot start the API server: " + port.err().message};
       ccfg.server = server->url();
+      if (opts.fault_injection)
+        server->add_route("/debug/faults", [srv = server.get()](const std::string& method, const std::string&,
+                                                                 const std::string& body) {
+          return apiserver::fault_route(srv->faults(), method, body);
+        });
       for (const char* prefix : {"/metrics", "/v1/inspect/"})
         server->add_route(prefix, [h = http](const std::string& method, const std::string& path,
                                              const std::string& body) { return h->answer(method, path, body); });

@@ -57,6 +57,10 @@ struct engine_options {
   // bearer_token(); other callers get 401. false: plain HTTP that anyone reaching loopback may
   // use, for tests that talk raw HTTP to the server.
   bool embedded_secure = true;
+  // Embedded server: POST /debug/faults switches on the server's fault injection (dropped
+  // watches, 410, 429, 5xx, latency; runtime/fault_route.hpp), for the chaos harness. Off by
+  // default; the route sits behind the server's authentication.
+  bool fault_injection = false;
   std::string kubeconfig;      // used when not embedded ("" = $KUBECONFIG or ~/.kube/config)
   std::string server_url;      // used when not embedded and set: plain http://host:port
 

@@ -126,6 +126,7 @@ int run_local(const local_options& opts) {
   eo.kubelet_runtime = opts.runtime;
   eo.allow_process_runtime = opts.allow_process_runtime;
   eo.process_user = opts.process_user;
+  eo.fault_injection = opts.fault_injection;
   eo.binder = true;
   eo.volume_binder = true;
   eo.quota = true;

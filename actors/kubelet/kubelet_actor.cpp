@@ -186,12 +186,61 @@ void check_secrets(kubelet_actor* self, std::shared_ptr<const k8s::pod> pod, std
 
 void start_pod(kubelet_actor* self, const k8s::pod& pod, const std::string& missing_secret);
 
+// The kubelet's admission (admission.hpp): a pod that does not fit beside those this node already
+// runs is Failed with the kubelet's reason and message, and a Warning Event. True when refused.
+bool refuse_if_full(kubelet_actor* self, const k8s::pod& pod) {
+  auto& st = self->state;
+  resource_need used;
+  for (const auto& [uid, p] : st.pods)
+    if (p.holds_resources())
+      used += p.need;
+  auto refusal = admit(need_of(pod), used, capacity_of(st.cfg.node));
+  if (!refusal)
+    return false;
+  const std::string& uid = pod.metadata.uid;
+  st.rejected.insert(uid);
+  std::string holders;
+  for (const auto& [uid, p] : st.pods)
+    if (p.holds_resources() && p.need.gpus > 0)
+      holders += (holders.empty() ? "" : ", ") + p.name + " " + std::to_string(p.need.gpus) +
+                 (p.stopping ? " (stopping)" : "");
+  spdlog::warn("kubelet node={} pod={}/{} rejected: {} (GPUs held by: {})", st.cfg.node.name, pod.metadata.namespace_,
+               pod.metadata.name, refusal->message, holders.empty() ? "none" : holders);
+  controller::record(st.cfg.recorder, controller::pod_note(pod.metadata.namespace_, pod.metadata.name, uid,
+                                                          {"kubelet", st.cfg.node.name}, "Warning", refusal->reason,
+                                                          refusal->message));
+  json::value status = json::object{{"phase", "Failed"}, {"reason", refusal->reason},
+                                    {"message", "Pod was rejected: " + refusal->message}};
+  st.cli->patch_status({"", "v1", "pods", pod.metadata.namespace_, pod.metadata.name, ""}, client::patch_type::merge,
+                       json::object{{"status", std::move(status)}}, {}, [](expected<json::value>) {});
+  return true;
+}
+
+void on_pod(kubelet_actor* self, const object_event<k8s::pod>& ev);
+
+// The pods watch has delivered every pod of this node: admit those that waited, oldest first.
+void on_synced(kubelet_actor* self) {
+  auto& st = self->state;
+  st.synced = true;
+  std::vector<object_event<k8s::pod>> waiting;
+  for (auto& [uid, ev] : st.deferred)
+    waiting.push_back(std::move(ev));
+  st.deferred.clear();
+  std::sort(waiting.begin(), waiting.end(), [](const auto& a, const auto& b) {
+    return a.object->metadata.creation_timestamp < b.object->metadata.creation_timestamp;
+  });
+  for (const auto& ev : waiting)
+    on_pod(self, ev);
+}
+
 void on_pod(kubelet_actor* self, const object_event<k8s::pod>& ev) {
   auto& st = self->state;
   const k8s::pod& pod = *ev.object;
   const std::string& uid = pod.metadata.uid;
   auto it = st.pods.find(uid);
   if (ev.type == watch::event_type::deleted) {
+    st.deferred.erase(uid);
+    st.rejected.erase(uid);
     if (it != st.pods.end()) {
       if (it->second.proc)
         forget_process_pod(self, uid, it->second);
@@ -221,8 +270,18 @@ void on_pod(kubelet_actor* self, const object_event<k8s::pod>& ev) {
   }
   if (it != st.pods.end())
     return; // already running it; spec changes do not restart simulated containers
-  if (pod.status.phase == "Succeeded" || pod.status.phase == "Failed")
-    return; // finished before this kubelet (re)started
+  if (pod.status.phase == "Succeeded" || pod.status.phase == "Failed" || st.rejected.count(uid))
+    return; // finished before this kubelet (re)started, or refused by admission
+  // A pod that already runs was admitted before a restart; a new one waits until every pod of
+  // the node is known, then must fit beside them.
+  if (pod.status.phase != "Running") {
+    if (!st.synced) {
+      st.deferred.insert_or_assign(uid, ev);
+      return;
+    }
+    if (refuse_if_full(self, pod))
+      return;
+  }
   auto processes = runs_as_processes(pod, st.cfg.runtime, st.cfg.allow_process);
   if (processes && *processes) {
     admit_process_pod(self, pod);
@@ -232,6 +291,7 @@ void on_pod(kubelet_actor* self, const object_event<k8s::pod>& ev) {
     tracked_pod waiting;
     waiting.ns = pod.metadata.namespace_;
     waiting.name = pod.metadata.name;
+    waiting.need = need_of(pod);
     st.pods.emplace(uid, std::move(waiting));
     check_secrets(self, ev.object, std::move(refs));
     return;
@@ -246,6 +306,7 @@ void start_pod(kubelet_actor* self, const k8s::pod& pod, const std::string& miss
   tracked_pod p;
   p.ns = pod.metadata.namespace_;
   p.name = pod.metadata.name;
+  p.need = need_of(pod);
   sim_pod sp;
   sp.uid = uid;
   for (const auto& c : pod.spec.init_containers)
@@ -277,10 +338,17 @@ void start_pod(kubelet_actor* self, const k8s::pod& pod, const std::string& miss
   write_status(self, uid, pos->second);
   if (!sp.containers.empty() && pos->second.life->pulls_images())
     post_event(self, pos->second, uid, "Normal", "Pulling", "Pulling image \"" + sp.containers[0].image + "\"");
-  // A pod that was already Running when this kubelet restarted resumes running, for its whole
-  // scripted duration again (the simulated containers restart with the kubelet).
+  // A pod that was already Running when this kubelet restarted runs on from its container's
+  // startedAt, with its restart count: it ends when it would have without the restart.
   if (pod.status.phase == "Running") {
-    auto next = pos->second.life->advance(clock::now());
+    clock::time_point started = clock::now();
+    int restarts = 0;
+    for (const auto& cs : pod.status.container_statuses) {
+      if (cs.state.running && cs.state.running->started_at)
+        started = std::min(started, *cs.state.running->started_at);
+      restarts = std::max(restarts, static_cast<int>(cs.restart_count));
+    }
+    auto next = pos->second.life->resume_running(started, restarts, clock::now());
     write_status(self, uid, pos->second);
     if (next)
       arm(self, uid, pos->second, *next);
@@ -398,6 +466,7 @@ caf::behavior kubelet(kubelet_actor* self, std::shared_ptr<client::client> cli, 
   renew_lease(self, true);
   self->send(st.pods_watch, atoms::subscribe_atom::value, watch::index_kind::node_name, st.cfg.node.name,
              caf::actor_cast<caf::actor>(self));
+  self->request(st.pods_watch, caf::infinite, atoms::synced_atom::value).then([self](caf::ok_atom) { on_synced(self); });
   self->delayed_send(self, st.cfg.heartbeat, heartbeat_atom::value);
   return {
       [self](const object_event<k8s::pod>& ev) { on_pod(self, ev); },

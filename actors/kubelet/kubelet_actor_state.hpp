@@ -2,6 +2,7 @@
 // pods; kubelet_process_actor.cpp: pods of the process runtime). Includes CAF.
 #pragma once
 
+#include "actors/kubelet/admission.hpp"
 #include "actors/kubelet/kubelet_actor.hpp"
 #include "actors/kubelet/pod_lifecycle.hpp"
 #include "actors/kubelet/process_lifecycle.hpp"
@@ -10,11 +11,14 @@
 #include "k8s/model/pod.hpp"
 #include "messages/atoms.hpp"
 #include "messages/local_message.hpp"
+#include "messages/watch_messages.hpp"
 
 #include <caf/all.hpp>
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <unordered_map>
 
@@ -49,8 +53,17 @@ struct tracked_pod {
   // connections and land out of order, leaving an older status (ContainerCreating) on top.
   bool writing = false;
   bool write_again = false; // the status changed while a write was in flight
+  resource_need need;       // what it holds on the node until it finishes (admission.hpp)
 
   bool started() const { return life || proc; }
+  // Counted against the node's capacity: admitted and not finished.
+  bool holds_resources() const {
+    if (life)
+      return life->current() != stage::finished && life->current() != stage::gone;
+    if (proc)
+      return !proc->life->finished();
+    return true; // being admitted (its Secrets looked up, its process prepared)
+  }
   json::value status_json() const { return proc ? proc->life->status_json() : life->status_json(); }
 };
 
@@ -64,6 +77,11 @@ struct kubelet_state {
   std::string registered_since;
   std::shared_ptr<process_runner> runner; // created with the first process pod
   std::string process_path;               // PATH of container processes
+  // Admission waits for the pods watch's first LIST: a pod that was Running on this node when the
+  // kubelet restarted must be counted before a new one is admitted beside it.
+  bool synced = false;
+  std::map<std::string, object_event<k8s::pod>> deferred; // by uid, the latest event
+  std::set<std::string> rejected;                         // refused by admission (until deleted)
 };
 
 using kubelet_actor = caf::stateful_actor<kubelet_state>;

@@ -124,6 +124,7 @@ void admit_process_pod(kubelet_actor* self, const k8s::pod& pod) {
   tracked_pod placeholder;
   placeholder.ns = ns;
   placeholder.name = pod.metadata.name;
+  placeholder.need = need_of(pod);
   placeholder.admission = adm;
   st.pods.emplace(uid, std::move(placeholder));
   auto me = caf::actor_cast<caf::actor>(self);

@@ -90,6 +90,22 @@ std::optional<duration> pod_lifecycle::advance(clock::time_point now) {
   return std::nullopt;
 }
 
+std::optional<duration> pod_lifecycle::resume_running(clock::time_point started, int restarts, clock::time_point now) {
+  if (stage_ != stage::creating || image_error_ || script_.failure == scripted_failure::image_pull_backoff ||
+      script_.failure == scripted_failure::invalid_image_name ||
+      script_.failure == scripted_failure::create_container_config_error)
+    return advance(now); // scripted never to run: as a fresh start
+  stage_ = stage::running;
+  phase_ = "Running";
+  run_started_ = std::min(started, now);
+  restart_count_ = std::max(0, restarts);
+  runs_ = restart_count_;
+  if (script_.run_forever)
+    return std::nullopt;
+  auto elapsed = std::chrono::duration_cast<duration>(now - run_started_);
+  return elapsed >= script_.run_duration ? duration(0) : script_.run_duration - elapsed;
+}
+
 void pod_lifecycle::terminate_run(clock::time_point now) {
   termination t;
   t.started = run_started_;

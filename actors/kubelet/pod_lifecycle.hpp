@@ -56,6 +56,12 @@ public:
   // transition, or nothing when the pod is stable (final, stuck, or running forever).
   std::optional<duration> advance(clock::time_point now);
 
+  // A pod that was Running when this kubelet restarted keeps its time: it runs on from
+  // `started` (its container's startedAt) with `restarts` restarts behind it, instead of starting
+  // over (every pod would otherwise end at once, long after it should). Returns the delay until
+  // its run ends (zero when that time has passed), nothing when it runs forever.
+  std::optional<duration> resume_running(clock::time_point started, int restarts, clock::time_point now);
+
   // Deletion was requested with this grace period. Returns the delay until the containers
   // have stopped (advance() then moves to `gone`).
   duration begin_stop(clock::time_point now, duration grace);

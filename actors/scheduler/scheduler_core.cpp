@@ -6,6 +6,7 @@
 #include "actors/scheduler/scheduler_core_impl.hpp"
 
 #include <algorithm>
+#include <set>
 #include <limits>
 #include <tuple>
 
@@ -98,6 +99,30 @@ struct scheduler_core::impl : detail::core_impl {
     return d;
   }
 
+  // How many GPUs of `node` other schedulers' pods hold beyond what nobody of ours owns: GPUs our
+  // groups keep for pods not yet bound that such pods took meanwhile (note 8). A pod bound there
+  // would be refused by the kubelet (OutOfnvidia.com/gpu), again and again if its controller
+  // recreates it: it waits for them instead. 0 in the common case (no other pods on the node).
+  int kept_gpus_taken(const slot& s) const {
+    const int foreign = state.foreign_gpus(s.place.node);
+    if (foreign == 0) return 0;
+    const std::vector<cell_id> leaves = state.tree().leaf_cells_of(s.place.node);
+    int assigned = 0; // leaves of slots whose pod is bound (or being bound) on this node
+    std::set<int> seen;
+    for (cell_id leaf : leaves) {
+      int gid = state.owner[leaf];
+      if (gid < 0 || !seen.insert(gid).second) continue;
+      auto it = by_id.find(gid);
+      if (it == by_id.end()) continue;
+      for (const auto& other : it->second->slots)
+        if (!other.pod_uid.empty() && other.place.node == s.place.node)
+          assigned += static_cast<int>(other.place.leaves.size());
+    }
+    const int room = static_cast<int>(leaves.size()) - foreign - assigned;
+    const int need = static_cast<int>(s.place.leaves.size());
+    return need > room ? need - std::max(room, 0) : 0;
+  }
+
   slot* free_slot(group_entry& g, int leaf_cell_number) {
     for (auto& s : g.slots)
       if (s.pod_uid.empty() && g.spec.members[s.member].leaf_cell_number == leaf_cell_number) return &s;
@@ -137,6 +162,10 @@ struct scheduler_core::impl : detail::core_impl {
     switch (g.state) {
     case group_state::allocated: {
       if (slot* s = free_slot(g, p.view.spec.leaf_cell_number)) {
+        if (int taken = kept_gpus_taken(*s); taken > 0)
+          return say(decision_kind::wait, std::to_string(taken) + " of the GPUs affinity group '" + g.name +
+                                              "' keeps for this pod on " + s->place.node +
+                                              " are held by other schedulers' pods; it binds once they are free");
         return bind_decision(p, g, *s, group_part);
       }
       return say(decision_kind::wait, "every pod of " + std::to_string(p.view.spec.leaf_cell_number) +
@@ -261,7 +290,7 @@ std::optional<pod_decision> scheduler_core::bind_placed(std::string_view uid) {
   group_entry& g = d.groups.find(p.group)->second;
   if (g.state != group_state::allocated) return std::nullopt;
   slot* s = d.free_slot(g, p.view.spec.leaf_cell_number);
-  if (!s) return std::nullopt;
+  if (!s || d.kept_gpus_taken(*s) > 0) return std::nullopt; // schedule() says why
   std::optional<std::string> group_part;
   pod_decision out = d.bind_decision(p, g, *s, group_part);
   d.unqueue_if_decided(g);

@@ -1,4 +1,5 @@
 #include "tests/apiserver/fixture.hpp"
+#include "k8s/apiserver/fault_route.hpp"
 
 #include <thread>
 
@@ -83,4 +84,30 @@ TEST_CASE("latency can be added to every response") {
   auto start = std::chrono::steady_clock::now();
   CHECK(s.http->get("/version").status == 200);
   CHECK(std::chrono::steady_clock::now() - start >= 300ms);
+}
+
+TEST_CASE("POST /debug/faults switches faults on and refuses what it cannot read") {
+  apiserver::fault_injector f;
+  auto post = [&](const std::string& body) { return apiserver::fault_route(f, "POST", body); };
+  CHECK(post(R"({"action":"failNext","count":2,"status":429,"prefix":"/api/v1/pods"})").status == 200);
+  CHECK(f.failures_left() == 2);
+  CHECK(post(R"({"action":"latency","ms":50})").status == 200);
+  CHECK(f.latency() == std::chrono::milliseconds(50));
+  CHECK(post(R"({"action":"expireResumes"})").status == 200);
+  CHECK(f.expire_resumes());
+  CHECK(post(R"({"action":"clear"})").status == 200);
+  CHECK(f.failures_left() == 0);
+  CHECK_FALSE(f.expire_resumes());
+  // Bad input: a 4xx that says what to send, and nothing switched on.
+  CHECK(apiserver::fault_route(f, "GET", "").status == 405);
+  CHECK(post("not json").status == 400);
+  CHECK(post("[1]").status == 400);
+  auto unknown = post(R"({"action":"explode"})");
+  CHECK(unknown.status == 422);
+  CHECK_THAT(unknown.body, Catch::Contains("use dropWatches, dropWatchesAfter"));
+  CHECK(post(R"({"action":"latency","ms":99999999})").status == 422);
+  CHECK(post(R"({"action":"failNext","count":0})").status == 422);
+  CHECK(post(R"({"action":"failNext","status":200})").status == 422);
+  CHECK(f.failures_left() == 0);
+  CHECK(f.latency() == std::chrono::milliseconds(0));
 }

@@ -207,6 +207,37 @@ within 30 "a pod without the annotation is simulated (no log of a real process)"
   k get pod simulated -o jsonpath='{.status.phase}'
 kill "$KOZMO_PID" 2>/dev/null; wait "$KOZMO_PID" 2>/dev/null; KOZMO_PID=""
 
+# ---- 5. no over-commit: the kubelet admits as a real one does; a restart keeps pods' time -------
+P5=$(e2e_free_ports 1)
+start5() { "$KOZMO" local --port "$P5" --data-dir "$WORK/data5" --write-kubeconfig "$WORK/kc5" >>"$WORK/kozmo-5.log" 2>&1 &
+  KOZMO_PID=$!; for _ in $(seq 1 200); do [ -s "$WORK/kc5" ] && break; sleep 0.1; done; }
+rm -f "$WORK/kc5"; start5
+export KUBECONFIG=$WORK/kc5
+within 30 "kozmo local with a data dir serves kubectl" "node-1" k get nodes -o name
+bound_pod() { printf 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\n  annotations: {kozmo.io/sim-duration: "%s"}\nspec:\n  nodeName: %s\n  restartPolicy: Never\n  containers:\n  - name: c\n    image: busybox:1.36\n    resources: {limits: {nvidia.com/gpu: %s}}\n' "$@"; }
+bound_pod six forever node-0 6 | k apply -f - >/dev/null
+within 20 "a pod holding 6 of node-0's 8 GPUs runs" "Running" k get pod six -o jsonpath='{.status.phase}'
+bound_pod four forever node-0 4 | k apply -f - >/dev/null
+within 20 "a pod bound to node-0 asking 4 more GPUs is Failed with the kubelet's reason" "Failed/OutOfnvidia.com/gpu" \
+  k get pod four -o jsonpath='{.status.phase}/{.status.reason}'
+expect "... its message says what was short" "requested: 4, used: 6, capacity: 8" \
+  k get pod four -o jsonpath='{.status.message}'
+expect "... and a Warning Event says so" "OutOfnvidia.com/gpu" \
+  k get events --field-selector involvedObject.name=four -o custom-columns=R:.reason --no-headers
+bound_pod slow 40s node-1 2 | k apply -f - >/dev/null
+within 20 "a 40 s pod runs on node-1" "Running" k get pod slow -o jsonpath='{.status.phase}'
+started=$(k get pod slow -o jsonpath='{.status.containerStatuses[0].state.running.startedAt}')
+sleep 2
+kill -9 "$KOZMO_PID"; wait "$KOZMO_PID" 2>/dev/null
+start5
+within 30 "after kill -9 and a restart, kozmo local serves again" "node-1" k get nodes -o name
+sleep 2
+expect "the running pod kept its startedAt (it does not start over)" "^$started$" \
+  k get pod slow -o jsonpath='{.status.containerStatuses[0].state.running.startedAt}'
+expect "the GPUs it holds are still counted: node-0 refuses 4 more" "OutOfnvidia.com/gpu" \
+  sh -c "$(declare -f bound_pod); bound_pod again forever node-0 4 | kubectl apply -f - >/dev/null; sleep 3; kubectl get pod again -o jsonpath='{.status.reason}'"
+kill "$KOZMO_PID" 2>/dev/null; wait "$KOZMO_PID" 2>/dev/null; KOZMO_PID=""
+
 # ---- 6. kozmo extender: loopback unless secured -------------------------------------------------
 PIDS=()
 e2e_start_apiserver_and_nodes 1 8

@@ -201,6 +201,40 @@ TEST_CASE("GPUs that other schedulers' pods hold are not given to ours, and come
   CHECK(freed[0].node == "n2");
 }
 
+TEST_CASE("a gang member whose kept GPUs another scheduler's pods took meanwhile waits instead of binding",
+          "[scheduler][core]") {
+  // A gang of two 4-GPU pods on one node; one of them is gone (its controller recreates it),
+  // and another scheduler fills the 4 GPUs the gang keeps for it. Bound there, the new pod would
+  // be refused by the kubelet (OutOfnvidia.com/gpu), again at every recreation.
+  auto core = load();
+  REQUIRE(core.add_pod(pod("g", 0, "team-b", 1, 4, 2)));
+  REQUIRE(core.add_pod(pod("g", 1, "team-b", 1, 4, 2)));
+  const auto placed = core.schedule(0);
+  REQUIRE(placed.size() == 2);
+  REQUIRE(placed[0].kind == decision_kind::bind);
+  REQUIRE(placed[0].node == placed[1].node);
+  const std::string node = placed[0].node;
+  core.pod_bound("g-0");
+  core.pod_bound("g-1");
+  core.remove_pod("g-1");
+  core.set_other_pods_gpus(node, 4);
+  auto again = pod("g", 1, "team-b", 1, 4, 2);
+  again.ref.uid = "g-1-again";
+  REQUIRE(core.add_pod(again));
+  const auto held = core.schedule(1);
+  const pod_decision* d = find(held, "g-1-again");
+  REQUIRE(d != nullptr);
+  CHECK(d->kind == decision_kind::wait);
+  CHECK_THAT(d->reason, Contains("4 of the GPUs affinity group 'g' keeps for this pod on " + node +
+                                 " are held by other schedulers' pods"));
+  CHECK(core.set_other_pods_gpus(node, 0)); // they ended
+  const auto freed = core.schedule(2);
+  d = find(freed, "g-1-again");
+  REQUIRE(d != nullptr);
+  CHECK(d->kind == decision_kind::bind);
+  CHECK(d->node == node);
+}
+
 TEST_CASE("GPUs held by other schedulers' pods stay counted while their node is bad and after",
           "[scheduler][core]") {
   auto core = load();
