@@ -46,34 +46,42 @@ std::string allocate_pod_ip(kubelet_state& st) {
 } // namespace
 
 // Writes the pod's current status, one write at a time per pod (see tracked_pod::writing);
-// a change during a write is sent, as the then-current status, when the write answers.
+// a change during a write is sent, as the then-current status, when the write answers. A write
+// that fails is sent again a second later, as a kubelet's status manager does: the status in
+// the API server is what schedulers and controllers act on.
 void write_status(kubelet_actor* self, const std::string& uid, tracked_pod& p) {
   if (p.writing) {
     p.write_again = true;
     return;
   }
   p.writing = true;
+  p.writing_final = p.ended();
   json::value body;
   body["status"] = p.status_json();
-  self->state.cli->patch_status(pod_ref(p.ns, p.name), client::patch_type::merge, body, {},
-                                [ns = p.ns, name = p.name, uid, me = caf::actor_cast<caf::actor>(self)](
-                                    expected<json::value> r) {
-                                  if (!r && r.err().code != 404)
-                                    spdlog::warn("kubelet pod={}/{} status update failed: {}", ns, name,
-                                                 r.err().message);
-                                  caf::anon_send(me, atoms::written_atom::value, uid);
-                                });
+  self->state.cli->patch_status(
+      pod_ref(p.ns, p.name), client::patch_type::merge, body, {},
+      [ns = p.ns, name = p.name, uid, me = caf::actor_cast<caf::actor>(self)](expected<json::value> r) {
+        if (r || r.err().code == 404) { // 404: the pod is gone, nothing left to say
+          caf::anon_send(me, atoms::written_atom::value, uid, true);
+          return;
+        }
+        spdlog::warn("kubelet pod={}/{} status update failed: {} (retrying in 1 s)", ns, name, r.err().message);
+        caf::delayed_anon_send(me, std::chrono::seconds(1), atoms::written_atom::value, uid, false);
+      });
 }
 
 namespace {
 
-void on_written(kubelet_actor* self, const std::string& uid) {
+void on_written(kubelet_actor* self, const std::string& uid, bool ok) {
   auto it = self->state.pods.find(uid);
   if (it == self->state.pods.end())
     return;
-  it->second.writing = false;
-  if (std::exchange(it->second.write_again, false))
-    write_status(self, uid, it->second);
+  auto& p = it->second;
+  p.writing = false;
+  if (ok && p.writing_final)
+    p.final_written = true;
+  if (std::exchange(p.write_again, false) || !ok)
+    write_status(self, uid, p);
 }
 
 } // namespace
@@ -186,6 +194,23 @@ void check_secrets(kubelet_actor* self, std::shared_ptr<const k8s::pod> pod, std
 
 void start_pod(kubelet_actor* self, const k8s::pod& pod, const std::string& missing_secret);
 
+// Fails a refused pod in the API server; a failed write is sent again a second later while the
+// pod exists (a pod left Pending on its node would wait there for good).
+void write_refusal(kubelet_actor* self, const std::string& uid, const std::string& ns, const std::string& name,
+                   const std::string& reason, const std::string& message) {
+  if (!self->state.rejected.count(uid))
+    return; // deleted meanwhile
+  json::value status = json::object{{"phase", "Failed"}, {"reason", reason}, {"message", message}};
+  self->state.cli->patch_status(
+      {"", "v1", "pods", ns, name, ""}, client::patch_type::merge, json::object{{"status", std::move(status)}}, {},
+      [me = caf::actor_cast<caf::actor>(self), uid, ns, name, reason, message](expected<json::value> r) {
+        if (r || r.err().code == 404)
+          return;
+        spdlog::warn("kubelet pod={}/{} rejection not written: {} (retrying in 1 s)", ns, name, r.err().message);
+        caf::delayed_anon_send(me, std::chrono::seconds(1), refused_atom::value, uid, ns, name, reason, message);
+      });
+}
+
 // The kubelet's admission (admission.hpp): a pod that does not fit beside those this node already
 // runs is Failed with the kubelet's reason and message, and a Warning Event. True when refused.
 bool refuse_if_full(kubelet_actor* self, const k8s::pod& pod) {
@@ -209,10 +234,8 @@ bool refuse_if_full(kubelet_actor* self, const k8s::pod& pod) {
   controller::record(st.cfg.recorder, controller::pod_note(pod.metadata.namespace_, pod.metadata.name, uid,
                                                           {"kubelet", st.cfg.node.name}, "Warning", refusal->reason,
                                                           refusal->message));
-  json::value status = json::object{{"phase", "Failed"}, {"reason", refusal->reason},
-                                    {"message", "Pod was rejected: " + refusal->message}};
-  st.cli->patch_status({"", "v1", "pods", pod.metadata.namespace_, pod.metadata.name, ""}, client::patch_type::merge,
-                       json::object{{"status", std::move(status)}}, {}, [](expected<json::value>) {});
+  write_refusal(self, uid, pod.metadata.namespace_, pod.metadata.name, refusal->reason,
+                "Pod was rejected: " + refusal->message);
   return true;
 }
 
@@ -475,7 +498,10 @@ caf::behavior kubelet(kubelet_actor* self, std::shared_ptr<client::client> cli, 
       [self](register_atom) { self->delayed_send(self, std::chrono::seconds(1), atoms::retry_atom::value); },
       [self](atoms::retry_atom) { register_node(self); },
       [self](atoms::renew_atom) { renew_lease(self, true); },
-      [self](atoms::written_atom, const std::string& uid) { on_written(self, uid); },
+      [self](atoms::written_atom, const std::string& uid, bool ok) { on_written(self, uid, ok); },
+      [self](refused_atom, const std::string& uid, const std::string& ns, const std::string& name,
+             const std::string& reason,
+             const std::string& message) { write_refusal(self, uid, ns, name, reason, message); },
       [self](proc_ready_atom, const std::string& uid) { on_process_ready(self, uid); },
       [self](const process_report& r) { on_process_report(self, r); },
       [self](grace_atom, const std::string& uid, std::uint64_t generation) { on_grace_over(self, uid, generation); },

@@ -26,6 +26,7 @@ namespace kozmo::kubelet {
 
 using proc_ready_atom = caf::atom_constant<caf::atom("procready")>;
 using grace_atom = caf::atom_constant<caf::atom("grace")>;
+using refused_atom = caf::atom_constant<caf::atom("refused")>;
 
 // What the runner saw, posted by its thread to the actor.
 KOZMO_LOCAL_MESSAGE(process_report)
@@ -53,17 +54,23 @@ struct tracked_pod {
   // connections and land out of order, leaving an older status (ContainerCreating) on top.
   bool writing = false;
   bool write_again = false; // the status changed while a write was in flight
-  resource_need need;       // what it holds on the node until it finishes (admission.hpp)
+  bool writing_final = false; // the write in flight says the pod ended
+  // The API server holds the pod's final status (or the pod is gone). Until then the pod still
+  // shows Running to everyone else, so it keeps its resources: a pod admitted into them would be
+  // seen running beside it (a lost status write used to over-commit the node that way).
+  bool final_written = false;
+  resource_need need; // what it holds on the node until it finishes (admission.hpp)
 
   bool started() const { return life || proc; }
-  // Counted against the node's capacity: admitted and not finished.
-  bool holds_resources() const {
+  bool ended() const {
     if (life)
-      return life->current() != stage::finished && life->current() != stage::gone;
+      return life->current() == stage::finished || life->current() == stage::gone;
     if (proc)
-      return !proc->life->finished();
-    return true; // being admitted (its Secrets looked up, its process prepared)
+      return proc->life->finished();
+    return false; // being admitted (its Secrets looked up, its process prepared)
   }
+  // Counted against the node's capacity: admitted, and not yet known to have ended.
+  bool holds_resources() const { return !ended() || !final_written; }
   json::value status_json() const { return proc ? proc->life->status_json() : life->status_json(); }
 };
 

@@ -18,7 +18,7 @@ struct local_cluster {
   engine e;
   std::shared_ptr<client::client> cli;
 
-  explicit local_cluster(int nodes = 1, int gpus = 4) : e(options(nodes, gpus)) {
+  explicit local_cluster(int nodes = 1, int gpus = 4, bool faults = false) : e(options(nodes, gpus, faults)) {
     auto st = e.start();
     REQUIRE(st.has_value());
     cli = e.api();
@@ -31,9 +31,10 @@ struct local_cluster {
     }
   }
 
-  static engine_options options(int nodes, int gpus) {
+  static engine_options options(int nodes, int gpus, bool faults) {
     engine_options o;
     o.embedded_apiserver = true;
+    o.fault_injection = faults;
     o.nodes = kubelet::uniform_cluster(nodes, gpus);
     o.binder = true;
     return o;
@@ -201,4 +202,35 @@ TEST_CASE("a pod that no node can hold waits with PodScheduled=False and kube-sc
   CHECK(message == "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
   CHECK_THAT(c.events_of("big"), Catch::Contains("FailedScheduling"));
   CHECK(p.at_path({"spec"})->get_string("nodeName").empty());
+}
+
+TEST_CASE("a pod's final status reaches the API server through failed writes, and its GPUs are not given to another "
+          "pod before it has") {
+  local_cluster c(1, 4, true);
+  c.create_pod("first", R"("kozmo.io/sim-duration":"1s","kozmo.io/sim-pull-duration":"100ms")", "Never", 4);
+  c.wait_pod("first", [](const json::value& p) { return phase(p) == "Running"; });
+  // The kubelet's next writes of first's status (it ends in about a second) fail for 4 s.
+  auto fault = c.cli->send_sync({"POST", "/debug/faults",
+                                 R"({"action":"failNext","count":4,"status":500,"prefix":"/api/v1/namespaces/default/pods/first/status"})"});
+  REQUIRE(fault.has_value());
+  REQUIRE(fault->status == 200);
+  std::this_thread::sleep_for(1500ms); // first has ended on its node; the API server does not know yet
+  auto second = json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"second","annotations":{
+    "kozmo.io/sim-duration":"1s"}},"spec":{"nodeName":"node-0","restartPolicy":"Never","containers":[{"name":"main",
+    "image":"busybox:1.36","resources":{"limits":{"nvidia.com/gpu":"4"}}}]}})");
+  REQUIRE(second.has_value());
+  REQUIRE(c.cli->create({"", "v1", "pods", "default", "", ""}, *second).has_value());
+  // Seen from the API, the node never runs 8 GPUs' worth of pods.
+  bool both_running = false;
+  auto first = c.wait_pod("first", [&](const json::value& p) {
+    auto s = c.pod("second");
+    if (phase(p) == "Running" && s && phase(*s) == "Running")
+      both_running = true;
+    return phase(p) == "Succeeded";
+  });
+  CHECK(phase(first) == "Succeeded");
+  CHECK_FALSE(both_running);
+  auto s = c.wait_pod("second", [](const json::value& p) { return phase(p) == "Failed" || phase(p) == "Succeeded"; });
+  CHECK(phase(s) == "Failed");
+  CHECK(s.at_path({"status"})->get_string("reason") == "OutOfnvidia.com/gpu");
 }
