@@ -46,21 +46,29 @@ expected<kubelet::cluster_shape> shape_from_hived_config(const std::string& yaml
 namespace kozmo::runtime {
 namespace {
 
+// A name (GPU type, node) as a YAML double-quoted scalar: JSON's escapes are YAML's, and a
+// cluster file's gpuType or name may hold any character.
+std::string quoted(std::string_view name) {
+  std::string out;
+  json::write_string(out, name);
+  return out;
+}
+
 // The cell types of one chain, from the leaf up to the node-level type; returns its name.
 std::string add_chain(std::ostringstream& types, const std::string& leaf, const std::string& prefix, int gpus) {
   std::string child = leaf;
   int below = gpus;
   if (gpus >= 4 && gpus % 2 == 0) {
-    types << "    " << prefix << "-SWITCH: {childCellType: \"" << child << "\", childCellNumber: 2}\n";
+    types << "    " << quoted(prefix + "-SWITCH") << ": {childCellType: " << quoted(child) << ", childCellNumber: 2}\n";
     child = prefix + "-SWITCH";
     below = gpus / 2;
     if (below >= 4 && below % 2 == 0) {
-      types << "    " << prefix << "-SOCKET: {childCellType: " << child << ", childCellNumber: 2}\n";
+      types << "    " << quoted(prefix + "-SOCKET") << ": {childCellType: " << quoted(child) << ", childCellNumber: 2}\n";
       child = prefix + "-SOCKET";
       below /= 2;
     }
   }
-  types << "    " << prefix << "-NODE: {childCellType: \"" << child << "\", childCellNumber: " << below
+  types << "    " << quoted(prefix + "-NODE") << ": {childCellType: " << quoted(child) << ", childCellNumber: " << below
         << ", isNodeLevel: true}\n";
   return prefix + "-NODE";
 }
@@ -78,13 +86,19 @@ std::string hived_config_from_shape(const kubelet::cluster_shape& shape) {
     sizes_by_type[n.gpu_type].insert(n.gpus);
   }
   std::ostringstream types, cells, vcs;
+  std::set<std::string> prefixes;
   for (const auto& [key, nodes] : chains) {
     const auto& [type, gpus] = key;
     std::string prefix = sizes_by_type[type].size() == 1 ? type : type + "-" + std::to_string(gpus) + "GPU";
+    // '.' separates the parts of a virtual cell's qualified type ("A100.8GB-NODE" would read as
+    // cell type "8GB-NODE" under "A100"): not in a name of ours, which stays unique.
+    std::replace(prefix.begin(), prefix.end(), '.', '_');
+    while (!prefixes.insert(prefix).second)
+      prefix += '_';
     std::string node_type = add_chain(types, type, prefix, gpus);
     for (const auto& name : nodes)
-      cells << "  - {cellType: " << node_type << ", cellAddress: \"" << name << "\"}\n";
-    vcs << "    - {cellType: " << node_type << ", cellNumber: " << nodes.size() << "}\n";
+      cells << "  - {cellType: " << quoted(node_type) << ", cellAddress: " << quoted(name) << "}\n";
+    vcs << "    - {cellType: " << quoted(node_type) << ", cellNumber: " << nodes.size() << "}\n";
   }
   std::ostringstream out;
   out << "# Derived by kozmo local from the simulated cluster's shape.\n"

@@ -2,6 +2,7 @@
 
 #include "actors/tasks/sigv4.hpp"
 #include "k8s/client/client.hpp"
+#include "runtime/s3_xml.hpp"
 
 
 #include <fcntl.h>
@@ -229,53 +230,7 @@ expected<s3_location> parse_s3(std::string_view uri) {
   return loc;
 }
 
-std::string xml_unescape(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  static const std::pair<std::string_view, char> entities[] = {
-      {"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}};
-  for (std::size_t i = 0; i < s.size();) {
-    bool matched = false;
-    if (s[i] == '&')
-      for (const auto& [name, c] : entities)
-        if (s.substr(i, name.size()) == name) {
-          out += c;
-          i += name.size();
-          matched = true;
-          break;
-        }
-    if (!matched)
-      out += s[i++];
-  }
-  return out;
-}
-
-std::string xml_escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-    case '&': out += "&amp;"; break;
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '"': out += "&quot;"; break;
-    default: out += c;
-    }
-  }
-  return out;
-}
-
-// The text of the first <tag>...</tag> in `xml` at or after `from`.
-std::optional<std::string> xml_tag(std::string_view xml, std::string_view tag, std::size_t from = 0) {
-  std::string open = "<" + std::string(tag) + ">", close = "</" + std::string(tag) + ">";
-  auto a = xml.find(open, from);
-  if (a == std::string_view::npos)
-    return std::nullopt;
-  a += open.size();
-  auto b = xml.find(close, a);
-  if (b == std::string_view::npos)
-    return std::nullopt;
-  return xml_unescape(xml.substr(a, b - a));
-}
+using s3_xml::tag;
 
 std::string amz_now() {
   std::time_t t = std::time(nullptr);
@@ -350,22 +305,17 @@ public:
       auto r = call("GET", {loc->bucket, ""}, query, {}, "", prefix_uri);
       if (!r)
         return r.err();
-      const std::string& xml = r->body;
-      for (auto at = xml.find("<Contents>"); at != std::string::npos; at = xml.find("<Contents>", at + 1)) {
-        auto end = xml.find("</Contents>", at);
-        std::string_view item(xml.data() + at, (end == std::string::npos ? xml.size() : end) - at);
-        auto key = xml_tag(item, "Key");
-        if (!key || key->size() <= prefix.size() || key->back() == '/')
-          continue; // a "folder" marker
+      auto page = s3_xml::parse_list_page(r->body, prefix);
+      for (auto& item : page.items) {
         object_entry e;
-        e.relative = key->substr(prefix.size());
-        e.uri = "s3://" + loc->bucket + "/" + *key;
-        e.size = std::strtoull(xml_tag(item, "Size").value_or("0").c_str(), nullptr, 10);
+        e.relative = item.key.substr(prefix.size());
+        e.uri = "s3://" + loc->bucket + "/" + item.key;
+        e.size = item.size;
         out.push_back(std::move(e));
       }
-      if (xml_tag(xml, "IsTruncated").value_or("false") != "true")
+      if (!page.truncated)
         break;
-      token = xml_tag(xml, "NextContinuationToken").value_or("");
+      token = std::move(page.continuation_token);
       if (token.empty())
         return error{"list " + prefix_uri + ": the store said the listing goes on but gave no continuation token"};
     }
@@ -467,7 +417,7 @@ private:
     auto created = call("POST", loc, {{"uploads", ""}}, {}, "", uri);
     if (!created)
       return created.err();
-    auto upload_id = xml_tag(created->body, "UploadId");
+    auto upload_id = tag(created->body, "UploadId");
     if (!upload_id)
       return error{"POST " + uri + "?uploads: no UploadId in the answer"};
     std::string parts_xml;
@@ -487,7 +437,7 @@ private:
       auto etag = r->headers.find("etag");
       if (etag == r->headers.end())
         return fail(error{"PUT " + uri + " part " + std::to_string(number) + ": no ETag in the answer"});
-      parts_xml += "<Part><PartNumber>" + std::to_string(number) + "</PartNumber><ETag>" + xml_escape(etag->second) +
+      parts_xml += "<Part><PartNumber>" + std::to_string(number) + "</PartNumber><ETag>" + s3_xml::escape(etag->second) +
                    "</ETag></Part>";
     }
     auto done = call("POST", loc, {{"uploadId", *upload_id}}, {},
@@ -496,7 +446,7 @@ private:
       return fail(done.err());
     // S3 may answer 200 with an <Error> body when completing fails late.
     if (done->body.find("<Error>") != std::string::npos)
-      return fail(error{"complete the upload of " + uri + ": " + xml_tag(done->body, "Message").value_or(done->body)});
+      return fail(error{"complete the upload of " + uri + ": " + tag(done->body, "Message").value_or(done->body)});
     return ok;
   }
 
@@ -558,8 +508,7 @@ private:
       return e;
     }
     // S3's XML error: "<Code>SignatureDoesNotMatch</Code><Message>...</Message>".
-    auto code = xml_tag(e.message, "Code");
-    auto msg = xml_tag(e.message, "Message");
+    auto [code, msg] = s3_xml::parse_error(e.message);
     e.message = what + std::to_string(e.code) + (code ? " " + *code : "") + (msg ? ": " + *msg : "");
     return e;
   }

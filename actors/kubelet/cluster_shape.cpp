@@ -16,6 +16,10 @@ void assign_addresses(cluster_shape& c) {
   }
 }
 
+// The nodes assign_addresses can give a valid pod range (10.244.0.0/24 .. 10.255.255.0/24); also
+// what keeps `count: 100000000` from exhausting memory.
+constexpr std::size_t max_nodes = 12 * 256;
+
 } // namespace
 
 cluster_shape shape_of(std::vector<node_shape> nodes) {
@@ -60,6 +64,9 @@ expected<cluster_shape> parse_cluster_yaml(const std::string& yaml_text) {
       int count = entry["count"] ? entry["count"].as<int>() : 1;
       if (count < 1)
         return error::bad_request(where + ": `count` must be at least 1, got " + std::to_string(count));
+      if (static_cast<std::size_t>(count) > max_nodes - c.nodes.size())
+        return error::bad_request(where + ": the cluster would have more than " + std::to_string(max_nodes) +
+                                  " nodes (`count` " + std::to_string(count) + ")");
       if (entry["gpus"])
         base.gpus = entry["gpus"].as<int>();
       if (base.gpus < 0)

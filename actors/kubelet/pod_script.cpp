@@ -48,7 +48,7 @@ expected<pod_script> parse_pod_script(const std::map<std::string, std::string>& 
     if (key.rfind(annotation_prefix, 0) != 0)
       continue;
     std::string_view name = std::string_view(key).substr(annotation_prefix.size());
-    auto as_duration = [&](duration& out) -> status {
+    auto as_duration = [&key = key, &value = value](duration& out) -> status {
       auto d = parse_duration(value);
       if (!d)
         return error::bad_request("annotation " + key + ": " + d.err().message);

@@ -219,7 +219,8 @@ route_result handle_update(const request_context& ctx) {
     if (failure.err)
       return status_response(*failure.err);
     if (updated.err().code == 404 && ctx.subresource.empty() && allows_create_on_update(*ctx.rt)) {
-      meta.as_object().erase("resourceVersion");
+      // Not `meta`: pruning unknown fields (apply_field_validation) may have moved the members.
+      member_object(obj, "metadata").as_object().erase("resourceVersion");
       return create_object(ctx, std::move(obj), std::move(warnings));
     }
     return status_response(from_store_error(updated.err(), *ctx.rt, ctx.name));

@@ -13,7 +13,7 @@ std::int64_t unix_now() {
 }
 
 std::string format_rfc3339(std::int64_t unix_seconds) {
-  return k8s::format_time(std::chrono::system_clock::time_point(std::chrono::seconds(unix_seconds)));
+  return k8s::format_time(k8s::time_from_seconds(unix_seconds));
 }
 
 std::string now_rfc3339() { return format_rfc3339(unix_now()); }

@@ -1,5 +1,6 @@
 // simdjson DOM → json::value. simdjson stays inside this file.
 #include "k8s/json/value.hpp"
+#include "k8s/json/big_integers.hpp"
 
 #include <simdjson.h>
 
@@ -57,7 +58,55 @@ std::string describe(simdjson::error_code code, std::string_view text) {
   return msg;
 }
 
+// Whether an integer literal (an optional '-' and digits) lies outside int64 and uint64.
+bool beyond_64_bits(std::string_view literal) {
+  bool negative = !literal.empty() && literal[0] == '-';
+  std::string_view digits = literal.substr(negative ? 1 : 0);
+  std::string_view limit = negative ? "9223372036854775808" : "18446744073709551615";
+  return digits.size() > limit.size() || (digits.size() == limit.size() && digits > limit);
+}
+
 } // namespace
+
+std::string widen_big_integers(std::string_view text) {
+  std::string out;
+  bool found = false, in_string = false;
+  for (std::size_t i = 0; i < text.size();) {
+    char c = text[i];
+    if (in_string) {
+      out += c;
+      ++i;
+      if (c == '\\' && i < text.size())
+        out += text[i++];
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+      out += c;
+      ++i;
+      continue;
+    }
+    if (c != '-' && (c < '0' || c > '9')) {
+      out += c;
+      ++i;
+      continue;
+    }
+    std::size_t end = i + 1;
+    while (end < text.size() && std::string_view("0123456789.eE+-").find(text[end]) != std::string_view::npos)
+      ++end;
+    std::string_view token = text.substr(i, end - i);
+    out += token;
+    if (token.find_first_of(".eE+", 1) == std::string_view::npos && token.find('-', 1) == std::string_view::npos &&
+        beyond_64_bits(token)) {
+      out += ".0";
+      found = true;
+    }
+    i = end;
+  }
+  return found ? out : std::string();
+}
 
 expected<value> parse(std::string_view text) {
   // One parser per thread (simdjson parsers are not thread-safe and are costly to create).
@@ -67,6 +116,13 @@ expected<value> parse(std::string_view text) {
   simdjson::padded_string padded(text);
   simdjson::dom::element root;
   auto err = parser.parse(padded).get(root);
+  if (err == simdjson::NUMBER_ERROR) {
+    if (std::string widened = widen_big_integers(text); !widened.empty()) {
+      simdjson::padded_string again(widened);
+      if (!parser.parse(again).get(root))
+        return convert(root);
+    }
+  }
   if (err)
     return error::bad_request("json parse error: " + describe(err, text));
   return convert(root);

@@ -91,17 +91,47 @@ void write(std::string& out, const value& v, int indent, int depth) {
 } // namespace
 
 // The bytes write_string must look at: quote, backslash and control characters, <, > and &
-// (escaped as Go escapes them), and 0xE2, the first byte of U+2028 and U+2029. Everything else
-// is copied in runs: a string that needs no escape is one append, not one push per byte.
+// (escaped as Go escapes them), and every non-ASCII byte (UTF-8 to check, U+2028 and U+2029 to
+// escape). Everything else is copied in runs: a string that needs no escape is one append, not
+// one push per byte.
 constexpr std::array<bool, 256> special_bytes = [] {
   std::array<bool, 256> t{};
   for (int c = 0; c < 0x20; ++c)
     t[c] = true;
   for (unsigned char c : {'"', '\\', '<', '>', '&'})
     t[c] = true;
-  t[0xE2] = true;
+  for (int c = 0x80; c < 0x100; ++c)
+    t[c] = true;
   return t;
 }();
+
+// The length of the well-formed UTF-8 sequence at s[i] (a byte >= 0x80), 0 when it is not one:
+// a stray continuation byte, an overlong form, a surrogate, a code point past U+10FFFF or a
+// sequence cut short (Go's utf8.DecodeRuneInString answering RuneError, 1).
+std::size_t utf8_sequence(std::string_view s, std::size_t i) {
+  auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  unsigned char c = byte(i), lo = 0x80, hi = 0xBF;
+  std::size_t n = 0;
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    lo = c == 0xE0 ? 0xA0 : 0x80;
+    hi = c == 0xED ? 0x9F : 0xBF;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    lo = c == 0xF0 ? 0x90 : 0x80;
+    hi = c == 0xF4 ? 0x8F : 0xBF;
+  } else {
+    return 0;
+  }
+  if (s.size() - i < n || byte(i + 1) < lo || byte(i + 1) > hi)
+    return 0;
+  for (std::size_t k = 2; k < n; ++k)
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF)
+      return 0;
+  return n;
+}
 
 void write_string(std::string& out, std::string_view s) {
   out += '"';
@@ -110,8 +140,22 @@ void write_string(std::string& out, std::string_view s) {
     auto c = static_cast<unsigned char>(s[i]);
     if (!special_bytes[c]) [[likely]]
       continue;
+    std::size_t seq = c >= 0x80 ? utf8_sequence(s, i) : 0;
+    // A well-formed character other than U+2028 / U+2029 (E2 80 A8 / E2 80 A9, which break
+    // JavaScript; Go escapes them) is copied with the run.
+    if (seq > 0 && !(seq == 3 && c == 0xE2 && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
+                     (static_cast<unsigned char>(s[i + 2]) == 0xA8 || static_cast<unsigned char>(s[i + 2]) == 0xA9))) {
+      i += seq - 1;
+      continue;
+    }
     out.append(s.data() + run, i - run);
     run = i + 1;
+    if (c >= 0x80 && seq == 0) {
+      // Not UTF-8 (bytes from protobuf, YAML or a header): Go writes U+FFFD for each such byte,
+      // and a JSON reader (simdjson first) refuses the text otherwise.
+      out += "\\ufffd";
+      continue;
+    }
     switch (c) {
     case '"': out += "\\\""; continue;
     case '\\': out += "\\\\"; continue;
@@ -120,21 +164,15 @@ void write_string(std::string& out, std::string_view s) {
     case '\t': out += "\\t"; continue;
     default: break;
     }
-    if (c != 0xE2) { // the other control characters, <, > and &
+    if (c < 0x80) { // the other control characters, <, > and &
       out += "\\u00";
       out += hex[c >> 4];
       out += hex[c & 0xf];
       continue;
     }
-    // U+2028 / U+2029 (E2 80 A8 / E2 80 A9) break JavaScript; Go escapes them.
-    if (i + 2 < s.size() && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
-        (static_cast<unsigned char>(s[i + 2]) == 0xA8 || static_cast<unsigned char>(s[i + 2]) == 0xA9)) {
-      out += static_cast<unsigned char>(s[i + 2]) == 0xA8 ? "\\u2028" : "\\u2029";
-      i += 2;
-      run = i + 1;
-      continue;
-    }
-    run = i; // any other character starting with E2: copied with the next run
+    out += static_cast<unsigned char>(s[i + 2]) == 0xA8 ? "\\u2028" : "\\u2029";
+    i += 2;
+    run = i + 1;
   }
   out.append(s.data() + run, s.size() - run);
   out += '"';

@@ -96,10 +96,13 @@ double allowed_alias_share(std::size_t nodes) {
 
 class tree_builder final : public YAML::EventHandler {
 public:
+  explicit tree_builder(std::size_t text_size) : max_events_(4 * text_size + 64) {}
+
   // The documents built so far (empty ones as null).
   std::vector<value> documents;
 
   void OnDocumentStart(const YAML::Mark&) override {
+    event();
     stack_.clear();
     anchors_.clear();
     names_.clear();
@@ -109,6 +112,7 @@ public:
   void OnDocumentEnd() override { documents.push_back(root_ ? std::move(*root_) : value(nullptr)); }
 
   void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    event();
     if (awaiting_key()) {
       count(1, false);
       stack_.back().key = "null";
@@ -118,6 +122,7 @@ public:
     finish(nullptr, anchor, nodes_ - 1, mark);
   }
   void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    event();
     auto it = anchors_.find(anchor);
     if (it == anchors_.end())
       throw refused{at(mark) + "anchor '" + name_of(anchor) + "' value contains itself"};
@@ -134,6 +139,7 @@ public:
   }
   void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
                 const std::string& text) override {
+    event();
     if (awaiting_key()) {
       count(1, false);
       stack_.back().key = text;
@@ -199,6 +205,16 @@ private:
                     " nodes come from aliases (the limit: 99% of up to 400000 nodes, falling to 10% at 4000000)"};
   }
 
+  // Every node and document takes some of the text: a few events per byte at most. yaml-cpp
+  // 0.7 can loop on some malformed input (stray bytes after a tag), handing out empty documents
+  // without end; this bound ends such a parse with an error instead of exhausting memory.
+  void event() {
+    if (++events_ > max_events_)
+      throw refused{"yaml: the parser produced more than " + std::to_string(max_events_) +
+                    " nodes and documents from a text of " + std::to_string((max_events_ - 64) / 4) +
+                    " bytes; the text is malformed"};
+  }
+
   // Copies made of anchored values (to keep them, and for each alias) are work the node count
   // does not see when anchors nest: bounded on their own.
   void copied(std::size_t n) {
@@ -209,6 +225,7 @@ private:
   }
 
   void open(value v, YAML::anchor_t anchor, const YAML::Mark& mark) {
+    event();
     if (awaiting_key())
       throw refused{at(mark) + "a mapping key must be a scalar, not a " + (v.is_object() ? "mapping" : "sequence")};
     remember_name(anchor);
@@ -254,6 +271,8 @@ private:
   std::size_t nodes_ = 0;   // nodes built in this document, aliases' copies included
   std::size_t aliased_ = 0; // of which from aliases
   std::size_t copies_ = 0;  // nodes copied for anchors and aliases
+  std::size_t events_ = 0;  // nodes and documents read from the text, in the whole stream
+  std::size_t max_events_;
   static constexpr std::size_t max_copied_nodes = 16'000'000;
 };
 
@@ -261,7 +280,7 @@ expected<std::vector<value>> parse_all(std::string_view text, bool first_only) {
   try {
     std::istringstream in{std::string(text)};
     YAML::Parser parser(in);
-    tree_builder builder;
+    tree_builder builder(text.size());
     while (parser.HandleNextDocument(builder))
       if (first_only)
         break;

@@ -1,6 +1,7 @@
 // The fast decoding path: simdjson's DOM parser over raw JSON text (responses, list bodies and
 // watch lines), and the typed decoders walking its tape straight into the models (see
 // detail/tape_node.hpp for why the DOM rather than ondemand).
+#include "k8s/json/big_integers.hpp"
 #include "k8s/model/codec.hpp"
 #include "k8s/model/detail/tape_node.hpp"
 #include "k8s/model/watch.hpp"
@@ -122,8 +123,16 @@ dstatus with_document(std::string_view text, Fn&& fn) {
       std::memcpy(buffer.data(), text.data(), text.size());
       input = buffer.data();
     }
-    if (auto e = parser.parse(input, text.size(), false).error())
-      return json_error(e);
+    if (auto e = parser.parse(input, text.size(), false).error()) {
+      // Integers beyond 64 bits (k8s/json/big_integers.hpp): read as floating point, as Go does.
+      std::string widened = e == simdjson::NUMBER_ERROR ? json::widen_big_integers(text) : std::string();
+      if (widened.empty())
+        return json_error(e);
+      std::size_t size = widened.size();
+      widened.resize(size + simdjson::SIMDJSON_PADDING);
+      if (auto again = parser.parse(widened.data(), size, false).error())
+        return json_error(again);
+    }
     // Word 0 is the root marker; the document's value starts at word 1.
     tape_doc doc{parser.doc.tape.get(), parser.doc.string_buf.get()};
     tape_node n(doc, 1);

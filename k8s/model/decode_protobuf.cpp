@@ -28,7 +28,7 @@ bool read_time(std::string_view data, std::optional<time_point>& out) {
   auto seconds = protobuf::time_seconds(data);
   if (!seconds)
     return false;
-  out = time_point{std::chrono::duration_cast<time_point::duration>(std::chrono::seconds{*seconds})};
+  out = time_from_seconds(*seconds);
   return true;
 }
 

@@ -27,7 +27,7 @@ inline void add_env_if_absent(json::value& container, const std::vector<std::pai
     list = json::array{};
   for (const auto& [name, value] : env) {
     bool present = std::any_of(list.as_array().begin(), list.as_array().end(),
-                               [&](const json::value& e) { return e.get_string("name") == name; });
+                               [&name = name](const json::value& e) { return e.get_string("name") == name; });
     if (!present)
       list.as_array().push_back(json::object{{"name", name}, {"value", value}});
   }

@@ -96,8 +96,12 @@ expected<time_point> parse_time(std::string_view text) {
   if (pos != text.size())
     return bad_time(text);
 
-  auto local = sys_days{ymd} + hours{h} + minutes{mi} + seconds{sec} + frac - offset;
-  return time_point{duration_cast<system_clock::duration>(local.time_since_epoch())};
+  // In whole seconds first: years 0000..9999 do not all fit the clock's nanoseconds.
+  auto local = sys_seconds{sys_days{ymd}} + hours{h} + minutes{mi} + seconds{sec} - offset;
+  std::int64_t secs = local.time_since_epoch().count();
+  if (secs < min_time_seconds || secs >= max_time_seconds)
+    return time_from_seconds(secs);
+  return time_point{duration_cast<system_clock::duration>(local.time_since_epoch() + frac)};
 }
 
 std::string format_time(time_point t) { return format_with_fraction(t, false); }
@@ -169,6 +173,14 @@ expected<std::chrono::milliseconds> parse_go_duration(std::string_view text) {
     else
       return bad();
     total_ms += number * scale;
+  }
+  // Go's time.Duration is int64 nanoseconds: a longer duration (or a number too long for a
+  // double) is out of range there, and would not fit the conversion below.
+  if (!(total_ms + 0.5 < 9'223'372'036'854.0)) {
+    std::string msg = "\"";
+    msg += text;
+    msg += "\" is out of range: a duration is at most 2562047h47m16s";
+    return error::bad_request(std::move(msg));
   }
   auto ms = static_cast<long long>(total_ms + 0.5);
   return std::chrono::milliseconds{negative ? -ms : ms};

@@ -7,6 +7,7 @@
 #include "k8s/json/value.hpp"
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,8 +16,20 @@ namespace kozmo::k8s {
 
 using time_point = std::chrono::system_clock::time_point;
 
+// The times Kozmo holds: whole days within what a time_point (int64 nanoseconds since 1970) can
+// count, 1677-09-22T00:00:00Z to 2262-04-11T00:00:00Z. Kubernetes takes any year 0000-9999 (and
+// protobuf any int64 seconds); times outside are clamped to these.
+inline constexpr std::int64_t min_time_seconds = -106'751LL * 86'400;
+inline constexpr std::int64_t max_time_seconds = 106'751LL * 86'400;
+
+// Seconds since 1970 as a time_point, clamped to the range above.
+inline time_point time_from_seconds(std::int64_t seconds) {
+  seconds = seconds < min_time_seconds ? min_time_seconds : (seconds > max_time_seconds ? max_time_seconds : seconds);
+  return time_point{std::chrono::seconds{seconds}};
+}
+
 // Parses "YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)". Fractions finer than the clock's
-// resolution are truncated.
+// resolution are truncated; a time beyond the clock's range is clamped to it (see above).
 expected<time_point> parse_time(std::string_view text);
 
 // "2026-11-21T20:01:26Z" (metav1.Time): sub-second precision is dropped, as Kubernetes does.

@@ -114,3 +114,20 @@ TEST_CASE("a mapping key must be a scalar") {
   CHECK_THAT(refusal("? [a, b]\n: 1\n"), Catch::Contains("a mapping key must be a scalar"));
   CHECK_THAT(refusal("? {a: 1}\n: 1\n"), Catch::Contains("a mapping key must be a scalar"));
 }
+
+TEST_CASE("a text on which yaml-cpp hands out documents without end is refused, not read until memory runs out") {
+  // Found by fuzzing (tests/fuzz/corpus/yaml/crash-yaml-cpp-endless-documents.yaml): seven bytes
+  // on which yaml-cpp 0.7 reports empty documents forever.
+  const std::string text = R"("""""",)";
+  auto docs = json::parse_yaml_documents(text);
+  REQUIRE_FALSE(docs);
+  CHECK_THAT(docs.err().message, Catch::Contains("the text is malformed"));
+  CHECK(docs.err().code == 400);
+  // A stream of many small documents is still read whole.
+  std::string many;
+  for (int i = 0; i < 1000; ++i)
+    many += "---\na: " + std::to_string(i) + "\n";
+  auto read = json::parse_yaml_documents(many);
+  REQUIRE(read);
+  CHECK(read->size() == 1000);
+}

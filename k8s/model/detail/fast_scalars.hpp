@@ -124,7 +124,7 @@ inline bool parse_time_fast(std::string_view s, time_point& out) {
   int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
   std::int64_t days = std::int64_t(era) * 146097 + doe - 719468;
   std::int64_t secs = days * 86400 + h * 3600 + mi * 60 + sec;
-  out = time_point{std::chrono::duration_cast<time_point::duration>(std::chrono::seconds{secs})};
+  out = time_from_seconds(secs); // clamped, as parse_time does
   return true;
 }
 
