@@ -348,6 +348,7 @@ void start_pod(kubelet_actor* self, const k8s::pod& pod, const std::string& miss
     // A broken script must not take the node down: the pod fails to start and says why.
     pod_script stuck;
     stuck.failure = scripted_failure::create_container_config_error;
+    stuck.failure_message = script.err().message; // the waiting container's message names the annotation
     p.life = std::make_unique<pod_lifecycle>(sp, stuck, clock::now());
     p.life->advance(clock::now());
     auto [pos, _] = st.pods.emplace(uid, std::move(p));

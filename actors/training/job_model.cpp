@@ -306,6 +306,10 @@ status decode_kind_fields(const json::value& spec, training_job& job, const deco
       job.elastic.emplace();
       if (auto st = decode_elastic(*e, *job.elastic, limits); !st)
         return st;
+      const auto& p = *job.elastic;
+      if (p.min_replicas && p.max_replicas && *p.min_replicas > *p.max_replicas) // torchrun's --nnodes=MIN:MAX
+        return invalid("spec.elasticPolicy.minReplicas (" + std::to_string(*p.min_replicas) +
+                       ") is above maxReplicas (" + std::to_string(*p.max_replicas) + ")");
     }
     if (const json::value* n = spec.find("nprocPerNode"); n != nullptr && n->is_string()) {
       const std::string& text = n->as_string();

@@ -160,6 +160,8 @@ TEST_CASE("a malformed simulation annotation fails the pod's start with an event
   auto p = c.wait_pod("typo", [](const json::value& p) { return waiting_reason(p) == "CreateContainerConfigError"; });
   CHECK(waiting_reason(p) == "CreateContainerConfigError");
   CHECK_THAT(c.events_of("typo"), Catch::Contains("kozmo.io/sim-exit-code"));
+  const auto* waiting = main_status(p)->at_path({"state", "waiting"});
+  CHECK_THAT(waiting->get_string("message"), Catch::Contains("kozmo.io/sim-exit-code")); // as kubectl describe shows it
   c.create_pod("fine", R"("kozmo.io/sim-duration":"200ms")");
   auto fine = c.wait_pod("fine", [](const json::value& p) { return phase(p) == "Succeeded"; });
   CHECK(phase(fine) == "Succeeded");

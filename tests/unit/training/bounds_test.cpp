@@ -77,6 +77,10 @@ TEST_CASE("other numbers that size work are bounded too") {
   auto elastic = cluster(job_doc("PyTorchJob", "pytorchReplicaSpecs", worker_spec("1"),
                                  R"("elasticPolicy":{"maxReplicas":1000000000})"));
   CHECK_THAT(failure(elastic), Catch::Contains("spec.elasticPolicy.maxReplicas is 1000000000: use 0 to 10000"));
+  auto inverted = cluster(job_doc("PyTorchJob", "pytorchReplicaSpecs", worker_spec("2"),
+                                  R"("elasticPolicy":{"minReplicas":5,"maxReplicas":2})"));
+  CHECK_THAT(failure(inverted), Catch::Contains("spec.elasticPolicy.minReplicas (5) is above maxReplicas (2)"));
+  CHECK(inverted.pods.empty());
 }
 
 TEST_CASE("a job of 1,200 replicas is created 500 objects a pass, each pass asking to run again") {
