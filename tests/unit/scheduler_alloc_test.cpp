@@ -308,7 +308,8 @@ TEST_CASE("the scheduler core agrees with a brute-force oracle on random cluster
         brute.check_state(shadow);
       }
       // What the core says is used per node is what the oracle holds.
-      for (const auto& node : core.inspect_physical_cluster().as_array()) {
+      const kozmo::json::value physical = core.inspect_physical_cluster(); // kept: the loop reads into it
+      for (const auto& node : physical.as_array()) {
         int used = 0;
         for (const auto& [leaf, owner] : brute.used) used += tree->at(leaf).node == node.get_string("node") ? 1 : 0;
         REQUIRE(node.get_int("usedLeafCells") == used);
