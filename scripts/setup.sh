@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what Kozmo needs on Debian bookworm (apt-get) and builds it into ./build.
 # Idempotent: packages already present are skipped, an existing build dir is reused.
+# KOZMO_SETUP_SUITES="e2e chaos" builds only what those meson suites run (and the benchmarks):
+# scripts/test.sh uses it when the in-process suites run in the sanitizer trees instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,5 +27,27 @@ fi
 if [ ! -f build/build.ninja ]; then
   meson setup build --wrap-mode=nofallback >/dev/null
 fi
-echo "[setup] building (ninja -C build)" >&2
-ninja -C build -j"$(nproc)" | tail -n 1
+targets=()
+if [ -n "${KOZMO_SETUP_SUITES:-}" ]; then
+  # The targets the suites' tests depend on (kozmo, libkozmo, test executables), and bench/.
+  mapfile -t targets < <(python3 -c '
+import json, os, subprocess, sys
+build, suites = sys.argv[1], {"kozmo:" + s for s in sys.argv[2:]}
+def intro(what):
+    return json.loads(subprocess.run(["meson", "introspect", build, what], check=True,
+                                     capture_output=True, text=True).stdout)
+targets = intro("--targets")
+files = {t["id"]: t["filename"] for t in targets}
+out = set()
+for t in targets:
+    if os.path.basename(os.path.dirname(t["defined_in"])) == "bench":
+        out.update(t["filename"])
+for t in intro("--tests"):
+    if suites & set(t["suite"]):
+        for dep in t.get("depends", []):
+            out.update(files.get(dep, []))
+root = os.path.realpath(build)
+print("\n".join(sorted(os.path.relpath(f, root) for f in out)))' build $KOZMO_SETUP_SUITES)
+fi
+echo "[setup] building (ninja -C build${KOZMO_SETUP_SUITES:+: what the suites $KOZMO_SETUP_SUITES run})" >&2
+ninja -C build -j"$(nproc)" "${targets[@]}" | tail -n 1
