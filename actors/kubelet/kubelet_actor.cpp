@@ -291,8 +291,15 @@ void on_pod(kubelet_actor* self, const object_event<k8s::pod>& ev) {
     arm(self, uid, p, p.life->begin_stop(clock::now(), grace));
     return;
   }
-  if (it != st.pods.end())
-    return; // already running it; spec changes do not restart simulated containers
+  if (it != st.pods.end()) {
+    // Already running it; spec changes do not restart simulated containers. Its final status
+    // seen here is in the API server: a scheduler that saw it too may place a pod in its GPUs,
+    // and that binding comes later in this stream, even when the write's own answer is late.
+    auto& p = it->second;
+    if (p.ended() && (pod.status.phase == "Succeeded" || pod.status.phase == "Failed"))
+      p.final_written = true;
+    return;
+  }
   if (pod.status.phase == "Succeeded" || pod.status.phase == "Failed" || st.rejected.count(uid))
     return; // finished before this kubelet (re)started, or refused by admission
   // A pod that already runs was admitted before a restart; a new one waits until every pod of

@@ -309,6 +309,12 @@ class Chaos:
         lost, open_, orphans = self.settle(self.args.settle)
         print("chaos: seed %d, %d kills in %.0f s, %d objects acknowledged, %d samples" %
               (self.args.seed, self.args.kills, time.time() - t0, len(self.created), self.samples))
+        # Pods a kubelet refused (two schedulers placed them in the same GPUs): no over-commit,
+        # but each is a pod that failed without running, so they are counted.
+        refused = [p["metadata"]["name"] for p in (self.api.list("/api/v1/pods") or [])
+                   if p.get("status", {}).get("reason", "").startswith("OutOf")]
+        print("chaos: %d pod(s) refused by a kubelet's admission%s" %
+              (len(refused), (": " + ", ".join(refused[:10])) if refused else ""))
         problems = []
         if self.violations:
             problems.append("%d over-commit sample(s): %s" % (len(self.violations), "; ".join(self.violations[:10])))
