@@ -99,6 +99,12 @@ TEST_CASE("the untyped watch decoder picks the model from apiVersion and kind") 
   CHECK(ls.lease_duration_seconds == 15);
   CHECK(ls.renew_time == at("2026-11-21T20:00:10.25Z"));
   CHECK(ls.lease_transitions == 2);
+  // MicroTime: nanoseconds a writer sent are dropped, so the lease writes back as it was read
+  // (found by fuzzing: tests/fuzz/corpus/models/crash-lease-micro-time-nanoseconds.json).
+  auto fine = decode_watch_event(
+      R"({"type":"MODIFIED","object":{"kind":"Lease","apiVersion":"coordination.k8s.io/v1","metadata":{"name":"kozmo"},"spec":{"renewTime":"2026-11-21T20:00:10.112234567Z"}}})");
+  REQUIRE(fine.has_value());
+  CHECK(std::get<lease>(fine->object).spec.renew_time == at("2026-11-21T20:00:10.112234Z"));
 
   auto cr = decode_watch_event(
       R"({"type":"ADDED","object":{"apiVersion":"kubeflow.org/v1","kind":"PyTorchJob","metadata":{"name":"train","namespace":"wire-a","resourceVersion":"77","uid":"0a1b2c3d"},"spec":{"pytorchReplicaSpecs":{"Master":{"replicas":1}}}}})");

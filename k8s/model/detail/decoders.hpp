@@ -123,6 +123,15 @@ template <class N, class T> dstatus decode(N& n, std::optional<T>& out) {
   return decode(n, *out);
 }
 
+// metav1.MicroTime (an Event's eventTime, a Lease's times): microseconds on the wire, as
+// encode writes it; finer digits a writer sent are dropped, so a decoded value writes back as read.
+template <class N> dstatus decode_micro(N& n, std::optional<time_point>& out) {
+  KOZMO_DTRY(decode(n, out));
+  if (out)
+    *out = std::chrono::floor<std::chrono::microseconds>(*out);
+  return {};
+}
+
 template <class N, class T> dstatus decode(N& n, std::vector<T>& out) {
   out.clear();
   out.reserve(n.element_count()); // one allocation of the right size

@@ -122,7 +122,7 @@ template <class N> dstatus decode_field(field_key k, N& v, event& e) {
     return {};
   case 7: return k == "message" ? decode(v, e.message) : dstatus{};
   case 8: return k == "metadata" ? decode(v, e.metadata) : dstatus{};
-  case 9: return k == "eventTime" ? decode(v, e.event_time) : dstatus{};
+  case 9: return k == "eventTime" ? decode_micro(v, e.event_time) : dstatus{};
   case 13: return k == "lastTimestamp" ? decode(v, e.last_timestamp) : dstatus{};
   case 14:
     if (k == "involvedObject") return decode(v, e.involved_object);
@@ -137,8 +137,8 @@ template <class N> dstatus decode_field(field_key k, N& v, event& e) {
 template <class N> dstatus decode_field(field_key k, N& v, lease_spec& s) {
   if (k == "holderIdentity") return decode(v, s.holder_identity);
   if (k == "leaseDurationSeconds") return decode(v, s.lease_duration_seconds);
-  if (k == "acquireTime") return decode(v, s.acquire_time);
-  if (k == "renewTime") return decode(v, s.renew_time);
+  if (k == "acquireTime") return decode_micro(v, s.acquire_time);
+  if (k == "renewTime") return decode_micro(v, s.renew_time);
   if (k == "leaseTransitions") return decode(v, s.lease_transitions);
   return {};
 }
