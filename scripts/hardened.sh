@@ -17,11 +17,12 @@ stages=("$@")
 JOBS=$(nproc)
 rc=0
 
-# g++ at -O0 with line tables: as fast to compile as the main build's -O2 (-O1 costs a third
-# more), stack traces with lines. UBSan's null check is ASan's SEGV report already; its alignment
-# and vptr checks triple the compile time of CAF- and Beast-heavy files for little on x86-64
-# (tests/sanitize/README.md).
-SAN_ARGS='-O0 -g1 -fno-omit-frame-pointer -fno-sanitize=vptr,alignment,null'
+# g++ at -O0 without debug info: faster to compile than the main build's -O2 -g1 (-O1 costs a
+# third more, line tables a tenth); stack traces name functions, UBSan's reports their lines.
+# UBSan's null check is ASan's SEGV report already; its alignment and vptr checks triple the
+# compile time of CAF- and Beast-heavy files for little on x86-64 (tests/sanitize/README.md).
+# TSan keeps -g1: its suppressions name source files.
+SAN_ARGS='-O0 -fno-omit-frame-pointer -fno-sanitize=vptr,alignment,null'
 
 # Debian packages a stage needs beyond scripts/setup.sh's.
 ensure_packages() {
