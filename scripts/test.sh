@@ -32,5 +32,10 @@ for log in "${logs[@]}"; do
   passed=$((passed + $(grep -c '"result": "OK"' "$log" || true)))
   failed=$((failed + $(grep -c -E '"result": "(FAIL|TIMEOUT|ERROR|UNEXPECTEDPASS)"' "$log" || true)))
 done
+if [ $# -eq 0 ] && [ "${KOZMO_HARDENED:-1}" != 0 ] && [ -f build-fuzz/fuzz-summary.txt ]; then
+  # Each fuzz target's line ends "ok" or names its failure.
+  passed=$((passed + $(grep -c -E '  ok$' build-fuzz/fuzz-summary.txt || true)))
+  failed=$((failed + $(grep -c -E '  (FAILED|MISSING)' build-fuzz/fuzz-summary.txt || true)))
+fi
 echo "$passed passed, $failed failed"
 exit $rc
