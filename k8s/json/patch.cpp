@@ -17,10 +17,11 @@ value create_merge_patch(const value& original, const value& modified) {
   object out;
   for (const auto& [k, v] : original.as_object()) {
     const value* now = modified.find(k);
-    if (!now || now->is_null())
+    if (!now)
       out.set(k, nullptr);
-    else if (*now != v)
-      out.set(k, v.is_object() && now->is_object() ? create_merge_patch(v, *now) : *now);
+    else if (*now != v) // a null on both sides is no change (a null in the patch would delete it)
+      out.set(k, now->is_null() ? value(nullptr)
+                                : v.is_object() && now->is_object() ? create_merge_patch(v, *now) : *now);
   }
   for (const auto& [k, v] : modified.as_object())
     if (!original.find(k) && !v.is_null())

@@ -224,4 +224,10 @@ TEST_CASE("a created merge patch turns the original into the modified document")
   CHECK(json::dump(patch) == R"({"b":{"c":5,"d":null},"e":[2],"gone":null,"new":true})");
   CHECK(json::apply_merge_patch(original, patch) == modified);
   CHECK(json::dump(json::create_merge_patch(original, original)) == "{}");
+  // A null on both sides is no change: the patch must not delete it (found by fuzzing:
+  // tests/fuzz/corpus/patch/crash-null-on-both-sides.txt).
+  auto with_null = json::parse(R"({"apiVersion":null,"k":1})").value();
+  auto grown = json::parse(R"({"apiVersion":null,"k":1,"n":2})").value();
+  CHECK(json::dump(json::create_merge_patch(with_null, grown)) == R"({"n":2})");
+  CHECK(json::apply_merge_patch(with_null, json::create_merge_patch(with_null, grown)) == grown);
 }
