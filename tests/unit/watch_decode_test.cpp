@@ -105,6 +105,11 @@ TEST_CASE("the untyped watch decoder picks the model from apiVersion and kind") 
       R"({"type":"MODIFIED","object":{"kind":"Lease","apiVersion":"coordination.k8s.io/v1","metadata":{"name":"kozmo"},"spec":{"renewTime":"2026-11-21T20:00:10.112234567Z"}}})");
   REQUIRE(fine.has_value());
   CHECK(std::get<lease>(fine->object).spec.renew_time == at("2026-11-21T20:00:10.112234Z"));
+  // metav1.Time: a fraction is dropped, as the time is written (tests/fuzz/corpus/models/crash-time-fraction.json).
+  auto half = decode_watch_event(
+      R"({"type":"MODIFIED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","creationTimestamp":"2026-11-21T20:00:10.5+01:00"}}})");
+  REQUIRE(half.has_value());
+  CHECK(std::get<pod>(half->object).metadata.creation_timestamp == at("2026-11-21T19:00:10Z"));
 
   auto cr = decode_watch_event(
       R"({"type":"ADDED","object":{"apiVersion":"kubeflow.org/v1","kind":"PyTorchJob","metadata":{"name":"train","namespace":"wire-a","resourceVersion":"77","uid":"0a1b2c3d"},"spec":{"pytorchReplicaSpecs":{"Master":{"replicas":1}}}}})");

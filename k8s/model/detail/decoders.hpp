@@ -100,7 +100,8 @@ template <class N> dstatus decode(N& n, bool& out) { return n.read(out); }
 template <class N> dstatus decode(N& n, json::value& out) { return n.read(out); }
 template <class N> dstatus decode(N& n, quantity& out) { return n.read_quantity(out); }
 
-template <class N> dstatus decode(N& n, time_point& out) {
+// A time as sent, to the clock's resolution.
+template <class N> dstatus decode_exact_time(N& n, time_point& out) {
   std::string_view text;
   KOZMO_DTRY(n.read_view(text));
   if (text.empty())
@@ -111,6 +112,14 @@ template <class N> dstatus decode(N& n, time_point& out) {
   if (!t)
     return dstatus::fail(t.err().message);
   out = *t;
+  return {};
+}
+
+// metav1.Time: whole seconds, as encode writes it; a fraction a writer sent is dropped, so a
+// decoded object writes back as it was read.
+template <class N> dstatus decode(N& n, time_point& out) {
+  KOZMO_DTRY(decode_exact_time(n, out));
+  out = std::chrono::floor<std::chrono::seconds>(out);
   return {};
 }
 
@@ -126,9 +135,13 @@ template <class N, class T> dstatus decode(N& n, std::optional<T>& out) {
 // metav1.MicroTime (an Event's eventTime, a Lease's times): microseconds on the wire, as
 // encode writes it; finer digits a writer sent are dropped, so a decoded value writes back as read.
 template <class N> dstatus decode_micro(N& n, std::optional<time_point>& out) {
-  KOZMO_DTRY(decode(n, out));
-  if (out)
-    *out = std::chrono::floor<std::chrono::microseconds>(*out);
+  if (n.is_null()) {
+    out.reset();
+    return {};
+  }
+  out.emplace();
+  KOZMO_DTRY(decode_exact_time(n, *out));
+  *out = std::chrono::floor<std::chrono::microseconds>(*out);
   return {};
 }
 
