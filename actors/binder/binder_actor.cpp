@@ -1,6 +1,7 @@
 #include "actors/binder/binder_actor.hpp"
 
 #include "actors/binder/first_fit.hpp"
+#include "actors/kubelet/admission.hpp"
 #include "actors/watch/object_traits.hpp"
 #include "actors/controller/event_recorder_actor.hpp"
 #include "k8s/model/pod_patches.hpp"
@@ -63,24 +64,12 @@ bool holds_resources(const k8s::pod& p) {
 // What a pod asks for: the sum over containers of requests (limits where no request is
 // given, as the API server defaults them), or the largest init container if that is more.
 pod_need need_of(const k8s::pod& p) {
-  auto amount = [](const k8s::container& c, const std::string& name) -> k8s::quantity {
-    if (auto it = c.resources.requests.find(name); it != c.resources.requests.end())
-      return it->second;
-    if (auto it = c.resources.limits.find(name); it != c.resources.limits.end())
-      return it->second;
-    return {};
-  };
+  // What the pod asks for, counted as the kubelet's admission counts it.
+  const kubelet::resource_need asks = kubelet::need_of(p);
   pod_need need;
-  for (const auto& c : p.spec.containers) {
-    need.gpus += amount(c, "nvidia.com/gpu").value();
-    need.milli_cpu += amount(c, "cpu").milli_value();
-    need.memory_bytes += amount(c, "memory").value();
-  }
-  for (const auto& c : p.spec.init_containers) {
-    need.gpus = std::max(need.gpus, amount(c, "nvidia.com/gpu").value());
-    need.milli_cpu = std::max(need.milli_cpu, amount(c, "cpu").milli_value());
-    need.memory_bytes = std::max(need.memory_bytes, amount(c, "memory").value());
-  }
+  need.gpus = asks.gpus;
+  need.milli_cpu = asks.milli_cpu;
+  need.memory_bytes = asks.memory_bytes;
   need.node_selector = p.spec.node_selector;
   if (p.spec.affinity && p.spec.affinity->node_affinity && p.spec.affinity->node_affinity->required)
     for (const auto& term : *p.spec.affinity->node_affinity->required) {

@@ -1,5 +1,6 @@
 // HTTP/1.1 request/response handling of one connection. Watch streaming is in
 // connection_watch.cpp.
+#include "k8s/apiserver/beast_request.hpp"
 #include "k8s/apiserver/server_impl.hpp"
 
 #include "k8s/apiserver/status.hpp"
@@ -196,14 +197,8 @@ void connection::on_read(beast::error_code ec) {
   }
   stream_.tcp().expires_never();
   auto& msg = parser_->get();
-  http_request req;
-  req.method = std::string(msg.method_string());
-  req.target = std::string(msg.target());
-  for (const auto& field : msg)
-    req.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
-  req.body = std::move(msg.body());
   bool keep_alive = msg.keep_alive();
-  serve(std::move(req), keep_alive);
+  serve(from_beast(msg), keep_alive);
 }
 
 void connection::serve(http_request req, bool keep_alive) {

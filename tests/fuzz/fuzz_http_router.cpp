@@ -8,6 +8,7 @@
 // Properties besides "no crash": the router does not throw (connection.cpp answers a throw
 // with 500 "Internal error", a handler bug), every status is an HTTP status, and a JSON answer
 // is valid JSON.
+#include "k8s/apiserver/beast_request.hpp"
 #include "k8s/apiserver/http_types.hpp"
 #include "k8s/apiserver/router.hpp"
 #include "k8s/apiserver/store.hpp"
@@ -127,14 +128,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       routes.emplace(*st);
     }
     auto& msg = parser.get();
-    apiserver::http_request req;
-    req.method = std::string(msg.method_string());
-    req.target = std::string(msg.target());
-    for (const auto& field : msg)
-      req.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
-    req.body = std::move(msg.body());
     bool keep_alive = msg.keep_alive();
-    route(*routes, std::move(req));
+    route(*routes, apiserver::from_beast(msg));
     if (!keep_alive)
       break;
   }
