@@ -32,6 +32,15 @@ struct object_view {
       return;
     slot = std::move(obj);
   }
+  // What the server holds under a name now (a 409's re-read): ours (controlled by `owner_uid`)
+  // replaces what the view has; another's means that ours is gone.
+  void take_reread(std::shared_ptr<const T> obj, const std::string& owner_uid) {
+    const auto* ref = obj->metadata.controller_ref();
+    if (ref != nullptr && ref->uid == owner_uid)
+      upsert(std::move(obj));
+    else
+      items.erase(obj->metadata.name);
+  }
   // Only the object with this uid: a namesake created since stays.
   void erase(const T& obj) {
     auto it = items.find(obj.metadata.name);

@@ -25,6 +25,18 @@ std::string describe(const step& s) {
       s);
 }
 
+std::string resource_of(const step& s) {
+  if (const auto* c = std::get_if<create_step>(&s))
+    return c->where.resource;
+  if (const auto* p = std::get_if<patch_step>(&s))
+    return p->ref.resource;
+  if (const auto* d = std::get_if<delete_step>(&s))
+    return d->ref.resource;
+  if (const auto* g = std::get_if<guard_step>(&s))
+    return g->owner.resource;
+  return {};
+}
+
 bool same_object(const client::resource_ref& a, const client::resource_ref& b) {
   return a.group == b.group && a.resource == b.resource && a.ns == b.ns && a.name == b.name;
 }

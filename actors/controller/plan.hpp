@@ -97,6 +97,9 @@ struct plan_outcome {
 // "create pods job-worker-0", "patch pytorchjobs/status job", "delete services job-worker-0".
 std::string describe(const step& s);
 
+// The resource a step writes or reads ("pods", "pytorchjobs"; "" for an event).
+std::string resource_of(const step& s);
+
 // Whether two references name the same object (its subresource aside).
 bool same_object(const client::resource_ref& a, const client::resource_ref& b);
 

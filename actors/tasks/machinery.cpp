@@ -102,6 +102,8 @@ private:
   }
 
   void ask_cache(cache_op op, const task_spec& spec, bool overwrite) {
+    if (w_.cache_asking)
+      return; // asked already: the answer brings the next round
     cache_ask a;
     a.op = op;
     a.key = next_.cache.key;

@@ -99,6 +99,7 @@ struct task_world {
   pool_grant grant;
   template_answer templ;
   cache_answer cache;
+  bool cache_asking = false; // a question to the cache store is out: its answer brings a round
   time_point now;
 };
 

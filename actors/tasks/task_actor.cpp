@@ -1,18 +1,15 @@
 #include "actors/tasks/task_actor.hpp"
 
-#include "actors/controller/executor_actor.hpp"
 #include "actors/controller/object_view.hpp"
-#include "actors/controller/pass_control.hpp"
+#include "actors/controller/pass_loop.hpp"
 #include "actors/controller/spawn_child.hpp"
 #include "actors/controller/supervisor_actor.hpp"
 #include "actors/tasks/cache_store_actor.hpp"
 #include "actors/tasks/machinery.hpp"
 #include "actors/tasks/task_metrics.hpp"
-#include "k8s/client/retry.hpp"
 #include "k8s/json/patch.hpp"
 #include "k8s/model/codec.hpp"
 #include "k8s/model/kozmo_keys.hpp"
-#include "messages/atoms.hpp"
 #include "messages/task_messages.hpp"
 #include "messages/watch_messages.hpp"
 
@@ -26,8 +23,6 @@
 namespace kozmo::tasks {
 namespace {
 
-using round_atom = caf::atom_constant<caf::atom("taskround")>;
-using wake_atom = caf::atom_constant<caf::atom("wake")>;
 using controller::plan;
 using controller::plan_outcome;
 
@@ -52,13 +47,11 @@ struct task_state {
   template_answer templ;
   std::string template_asked;
   cache_answer cache;
-  int cache_asks_out = 0; // cache requests not answered yet: no new one meanwhile
-  controller::pass_control rounds;
-  std::optional<client::backoff> backoff;
+  int cache_asks_out = 0; // cache requests not answered yet (the round's world says so)
+  controller::pass_loop loop;
   // The task's status decoded, for the resourceVersion it was decoded at.
   std::string decoded_rv;
   task_status decoded;
-  bool gone = false; // a write found the task deleted: no more rounds
 };
 
 using task_actor = caf::stateful_actor<task_state>;
@@ -124,16 +117,7 @@ void take_owned_json(task_actor* self, const std::string& resource, json::value&
   take_owned(self, resource, std::make_shared<const k8s::custom_object>(std::move(*obj)));
 }
 
-void request_round(task_actor* self) {
-  if (self->state.rounds.request())
-    self->send(self, round_atom::value);
-}
-
-void arm_wake(task_actor* self, std::optional<time_point> at) {
-  auto& st = self->state;
-  if (auto gen = st.rounds.wake(at))
-    self->delayed_send(self, controller::pass_control::delay_to(*at, st.tools.time->now()), wake_atom::value, *gen);
-}
+void request_round(task_actor* self) { self->state.loop.request(); }
 
 // --- resource manager and template store ------------------------------------------------------
 
@@ -143,7 +127,7 @@ void ask_pool(task_actor* self, const std::string& pool) {
     return;
   *st.pool_asked = pool;
   const auto& m = st.task->metadata;
-  auto since = current_status(self).waiting_since.value_or(st.tools.time->now());
+  auto since = current_status(self).waiting_since.value_or(st.loop.now());
   pool_acquire req{pool, m.uid, m.namespace_, project_of(m), who(self),
                    std::chrono::duration_cast<std::chrono::milliseconds>(since.time_since_epoch()).count()};
   self->request(st.cfg->pools, caf::infinite, std::move(req)).then([self, pool](pool_answer& a) {
@@ -180,52 +164,44 @@ void ask_template(task_actor* self, const std::string& name) {
   });
 }
 
-// The store's answers arrive in the order asked (one slot, one after another); the last one is
-// what the next round reads. `then`, when set, runs once every write asked here is answered
-// (at once when none is).
-void ask_cache(task_actor* self, std::vector<cache_ask>& asks, std::function<void()> then = {}) {
+// Sends a round's questions and writes to the cache store; each answer brings a round, and a
+// question's answer is what the next round reads. The store runs a key's operations one after
+// another, so once the round's last write is answered, all of them are: `then` (the plan whose
+// status says Succeeded) goes from there, or at once when nothing is written.
+void ask_cache(task_actor* self, std::vector<cache_ask> asks, std::function<void()> then) {
   auto& st = self->state;
   auto is_write = [](const cache_ask& a) { return a.op == cache_op::store || a.op == cache_op::release; };
-  auto writes = static_cast<std::size_t>(std::count_if(asks.begin(), asks.end(), is_write));
-  if (st.cache_asks_out > 0 && writes == 0)
-    asks.clear(); // a question is out: its answer brings the next round
   if (!st.cfg->cache && !asks.empty()) {
-    st.cache = {true, "", std::nullopt, st.tools.time->now(), "no cache store runs in this controller"};
+    st.cache = {true, "", std::nullopt, st.loop.now(), "no cache store runs in this controller"};
     request_round(self);
     asks.clear();
   }
-  if (asks.empty())
-    writes = 0;
-  // Counts the writes still out; the last answer runs `then` (with none, it runs now).
-  auto pending = std::make_shared<std::pair<std::size_t, std::function<void()>>>(writes, std::move(then));
-  auto written = [pending] {
-    if (pending->first > 0 && --pending->first == 0 && pending->second)
-      std::exchange(pending->second, {})();
-  };
-  if (writes == 0 && pending->second)
-    std::exchange(pending->second, {})();
+  auto last_write = std::find_if(asks.rbegin(), asks.rend(), is_write);
+  if (last_write == asks.rend() && then)
+    std::exchange(then, {})();
   const auto& ns = st.task->metadata.namespace_;
-  for (auto& a : asks) {
-    bool write = is_write(a);
+  for (auto it = asks.begin(); it != asks.end(); ++it) {
+    bool write = is_write(*it);
+    std::function<void()> after = it == std::prev(last_write.base()) ? std::exchange(then, {}) : nullptr;
     ++st.cache_asks_out;
-    self->request(st.cfg->cache, caf::infinite, cache_request{ns, std::move(a), st.cfg->platform->cache_reservation_heartbeat})
+    self->request(st.cfg->cache, caf::infinite, cache_request{ns, std::move(*it), st.cfg->platform->cache_reservation_heartbeat})
         .then(
-            [self, write, written](cache_reply& r) {
+            [self, write, after](cache_reply& r) {
               auto& st = self->state;
               --st.cache_asks_out;
               if (write && !r.answer.error.empty())
                 spdlog::warn("tasks: {}: the output cache: {}", who(self), r.answer.error);
               if (!write)
                 st.cache = std::move(r.answer);
-              if (write)
-                written();
+              if (after)
+                after();
               request_round(self);
             },
-            [self, write, written](caf::error&) {
+            [self, after](caf::error&) {
               --self->state.cache_asks_out;
-              self->state.cache = {true, "", std::nullopt, self->state.tools.time->now(), "the cache store stopped"};
-              if (write)
-                written();
+              self->state.cache = {true, "", std::nullopt, self->state.loop.now(), "the cache store stopped"};
+              if (after)
+                after();
               request_round(self);
             });
   }
@@ -255,7 +231,9 @@ plan plan_of(task_actor* self, task_round& r) {
     p.steps.push_back(controller::patch_step{task_ref(self), client::patch_type::merge, finalizers_patch(t.metadata, true)});
     wrote_task = true;
   }
-  k8s::object_reference about{task_kind, t.metadata.namespace_, t.metadata.name, t.metadata.uid, api_version, "", ""};
+  auto about = controller::reference_to(t);
+  about.kind = task_kind; // a LIST item may come without kind and apiVersion
+  about.api_version = api_version;
   // The round that ends the task goes before the writes that start others (plan::closing), and
   // its status before its Event: what waits for the task is done once the status lands.
   const auto& before = current_status(self);
@@ -291,16 +269,8 @@ plan plan_of(task_actor* self, task_round& r) {
 
 // A newer copy of the task, from an answer or a re-read.
 void take_task(task_actor* self, json::value&& doc) {
-  auto& st = self->state;
-  auto task = k8s::custom_object_from(std::move(doc));
-  if (!task || task->metadata.uid != st.task->metadata.uid)
-    return;
-  if (task->kind.empty()) {
-    task->kind = st.task->kind;
-    task->api_version = st.task->api_version;
-  }
-  if (!controller::older_than(task->metadata.resource_version, st.task->metadata.resource_version))
-    st.task = std::make_shared<const k8s::custom_object>(std::move(*task));
+  if (auto task = controller::newer_copy(*self->state.task, std::move(doc)))
+    self->state.task = std::move(task);
 }
 
 // A pod of ours, from an answer or a re-read (a create that met its own earlier attempt).
@@ -347,36 +317,23 @@ void note_answer(task_actor* self, const controller::step& s, json::value& answe
   }
 }
 
-void on_outcome(task_actor* self, plan_outcome& out) {
+// What a 409 met, as the server has it now: a pod or object of ours (or a namesake: ours is
+// gone), or the task.
+void note_reread(task_actor* self, const controller::step& s, json::value& now) {
   auto& st = self->state;
-  bool again = st.rounds.plan_done();
-  const plan& p = out.plan;
-  for (std::size_t i = 0; i < p.steps.size() && i < out.answers.size(); ++i)
-    if (out.answers[i])
-      note_answer(self, p.steps[i], *out.answers[i]);
-  if (controller::object_gone(out, task_ref(self))) {
-    spdlog::debug("tasks: {} was deleted: nothing more to write", who(self));
-    st.gone = true;
-    return; // the supervisor stops this actor when the tasks watch reports the delete
-  }
-  if (out.what == plan_outcome::result::failed) {
-    if (out.reread) {
-      if (const auto* c = std::get_if<controller::create_step>(&p.steps[out.failed_step]))
-        take_created(self, *c, std::move(*out.reread));
-      else
-        take_task(self, std::move(*out.reread));
-    }
-    auto delay = out.code == 409 ? std::chrono::milliseconds{0} : st.backoff->next();
-    if (out.code == 409)
-      spdlog::debug("tasks: {}: {} (read again)", who(self), out.failure);
+  const auto resource = controller::resource_of(s);
+  if (resource == task_resource) {
+    take_task(self, std::move(now));
+  } else if (resource == "pods") {
+    if (auto pod = k8s::from_json<k8s::pod>(now))
+      st.pods.take_reread(std::make_shared<const k8s::pod>(std::move(*pod)), st.task->metadata.uid);
+  } else if (auto obj = k8s::custom_object_from(std::move(now))) {
+    const auto* owner = obj->metadata.controller_ref();
+    if (owner != nullptr && owner->uid == st.task->metadata.uid)
+      take_owned(self, resource, std::make_shared<const k8s::custom_object>(std::move(*obj)));
     else
-      spdlog::warn("tasks: {}: {} (retrying in {} ms)", who(self), out.failure, delay.count());
-    self->delayed_send(self, delay, atoms::retry_atom::value);
-  } else {
-    st.backoff->reset();
+      st.owned.erase(owned_key(resource, obj->metadata.name));
   }
-  if (again)
-    self->send(self, round_atom::value);
 }
 
 // --- the round ----------------------------------------------------------------------------------
@@ -397,10 +354,8 @@ void count_outcomes(task_actor* self, const task_round& r) {
   }
 }
 
-void run(task_actor* self) {
+controller::pass_decision run(task_actor* self) {
   auto& st = self->state;
-  if (st.gone || !st.rounds.begin())
-    return;
   task_world w;
   w.task = st.task.get();
   w.status = &current_status(self);
@@ -413,11 +368,11 @@ void run(task_actor* self) {
   w.grant = st.grant;
   w.templ = st.templ;
   w.cache = st.cache;
-  w.now = st.tools.time->now();
+  w.cache_asking = st.cache_asks_out > 0;
+  w.now = st.loop.now();
   auto r = run_round(w);
   count_round();
   count_outcomes(self, r);
-  arm_wake(self, r.wake_at);
   if (r.pool == pool_action::acquire)
     ask_pool(self, r.pool_name);
   else if (r.pool == pool_action::release)
@@ -426,18 +381,17 @@ void run(task_actor* self) {
     ask_template(self, r.need_template);
   if (r.status && r.status->phase && current_status(self).phase != r.status->phase)
     spdlog::debug("tasks: {} is {} ({})", who(self), to_string(*r.status->phase), r.status->reason);
-  auto p = plan_of(self, r);
-  if (p.steps.empty()) {
-    ask_cache(self, r.cache);
-    return;
+  controller::pass_decision d{plan_of(self, r), r.wake_at, {}};
+  if (d.writes.steps.empty()) {
+    ask_cache(self, std::move(r.cache), {});
+    return d;
   }
-  st.rounds.plan_sent();
   // A success's outputs are in the cache before the task says Succeeded: the plan goes once the
   // store has answered, so an identical task created after it hits.
-  ask_cache(self, r.cache, [self, p = std::move(p)]() mutable {
-    self->request(self->state.tools.executor, caf::infinite, controller::run_plan{std::move(p)})
-        .then([self](plan_outcome& out) { on_outcome(self, out); });
-  });
+  d.first = [self, asks = std::move(r.cache)](std::function<void()> send) mutable {
+    ask_cache(self, std::move(asks), std::move(send));
+  };
+  return d;
 }
 
 void on_task(task_actor* self, const object_event<k8s::custom_object>& ev) {
@@ -473,9 +427,14 @@ caf::behavior task_behavior(task_actor* self, std::shared_ptr<const task_actor_c
                             controller::owned_view view) {
   auto& st = self->state;
   st.cfg = std::move(cfg);
-  st.tools = std::move(tools);
-  st.backoff.emplace(st.cfg->min_backoff, st.cfg->max_backoff);
+  st.tools = tools;
   st.task = std::move(task);
+  controller::pass_hooks hooks;
+  hooks.pass = [self] { return run(self); };
+  hooks.absorb = [self](const controller::step& s, json::value& answer) { note_answer(self, s, answer); };
+  hooks.reread = [self](const controller::step& s, json::value& now) { note_reread(self, s, now); };
+  st.loop.start(self, tools, {"tasks: " + who(self), task_ref(self), st.cfg->min_backoff, st.cfg->max_backoff},
+                std::move(hooks));
   for (auto& p : view.pods)
     st.pods.upsert(std::move(p));
   for (auto& o : view.others)
@@ -490,7 +449,7 @@ caf::behavior task_behavior(task_actor* self, std::shared_ptr<const task_actor_c
       caf::anon_send(pools, pool_release{*pool, uid});
   });
   request_round(self);
-  return {
+  return st.loop.handlers().or_else(
       [self](object_event<k8s::custom_object>& ev) { on_task(self, ev); },
       [self](object_event<k8s::pod>& ev) { on_pod(self, ev); },
       [self](controller::owned_event& ev) {
@@ -512,14 +471,7 @@ caf::behavior task_behavior(task_actor* self, std::shared_ptr<const task_actor_c
           return;
         st.cache.known = false; // outputs stored or the reservation let go: ask again
         request_round(self);
-      },
-      [self](round_atom) { run(self); },
-      [self](atoms::retry_atom) { request_round(self); },
-      [self](wake_atom, std::uint32_t gen) {
-        if (self->state.rounds.woke(gen))
-          request_round(self);
-      },
-  };
+      });
 }
 
 } // namespace

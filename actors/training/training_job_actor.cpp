@@ -1,19 +1,15 @@
 #include "actors/training/training_job_actor.hpp"
 
-#include "k8s/client/retry.hpp"
-#include "actors/controller/executor_actor.hpp"
 #include "actors/controller/object_view.hpp"
-#include "actors/controller/pass_control.hpp"
+#include "actors/controller/pass_loop.hpp"
 #include "actors/controller/spawn_child.hpp"
+#include "actors/training/mpi_view.hpp"
 #include "actors/training/reconcile.hpp"
 #include "actors/training/training_metrics.hpp"
 #include "k8s/model/codec.hpp"
-#include "messages/atoms.hpp"
 #include "messages/watch_messages.hpp"
 
 #include <caf/all.hpp>
-
-#include <set>
 #include <spdlog/spdlog.h>
 
 namespace kozmo::training {
@@ -27,27 +23,10 @@ job_resource resource_of_kind(const std::string& kind) {
   return {api.substr(0, slash), api.substr(slash + 1), std::string(k->plural)};
 }
 
-std::shared_ptr<const std::map<std::string, std::string>> config_data(const json::value& config_map) {
-  auto data = std::make_shared<std::map<std::string, std::string>>();
-  if (const auto* d = config_map.find("data"); d && d->is_object())
-    for (const auto& [k, v] : d->as_object())
-      if (v.is_string())
-        (*data)[k] = v.as_string();
-  return data;
-}
-
 namespace {
 
-using reconcile_atom = caf::atom_constant<caf::atom("reconcile")>;
-using wake_atom = caf::atom_constant<caf::atom("wake")>;
 using controller::plan;
 using controller::plan_outcome;
-
-// An MPIJob's launcher ServiceAccount, Role and RoleBinding as seen ("roles/<name>", ...).
-struct mpi_rbac_seen {
-  std::set<std::string> names;
-  std::optional<json::value> role_rules;
-};
 
 struct job_state {
   static inline const char* name = "training_job";
@@ -57,25 +36,17 @@ struct job_state {
   std::shared_ptr<const k8s::custom_object> job;
   controller::object_view<k8s::pod> pods;
   controller::object_view<k8s::service> services;
-  std::shared_ptr<const std::map<std::string, std::string>> mpi_config;
-  std::unique_ptr<mpi_rbac_seen> mpi_rbac; // MPIJobs only: other jobs pay a pointer
+  std::unique_ptr<mpi_view> mpi; // MPIJobs only: other jobs pay a pointer
   // Expectations (reconcile.hpp rule 3): uids of pods and services this actor deleted and
   // may still see.
   std::vector<std::string> deleting;
-  controller::pass_control passes;
+  controller::pass_loop loop;
   bool was_finished = false; // the job as the running pass saw it (for the outcome metric)
-  bool gone = false;         // a write found the job deleted: no more passes
-  std::optional<client::backoff> backoff;
   // The API server refused the last create (reconcile.hpp rule 6); cleared by a create that works.
   std::optional<observed::create_refusal> create_refused;
 };
 
 using job_actor = caf::stateful_actor<job_state>;
-
-std::string who(job_actor* self) {
-  const auto& j = *self->state.job;
-  return j.kind + " " + j.metadata.namespace_ + "/" + j.metadata.name;
-}
 
 client::resource_ref job_ref(job_actor* self, std::string subresource = {}) {
   const auto& j = *self->state.job;
@@ -87,16 +58,7 @@ client::resource_ref core_ref(job_actor* self, const std::string& resource, cons
   return {"", "v1", resource, self->state.job->metadata.namespace_, name, ""};
 }
 
-void request_reconcile(job_actor* self) {
-  if (self->state.passes.request())
-    self->send(self, reconcile_atom::value);
-}
-
-void arm_wake(job_actor* self, std::optional<time_point> at) {
-  auto& st = self->state;
-  if (auto gen = st.passes.wake(at))
-    self->delayed_send(self, controller::pass_control::delay_to(*at, st.tools.time->now()), wake_atom::value, *gen);
-}
+void request_reconcile(job_actor* self) { self->state.loop.request(); }
 
 // --- a pass's actions as a plan for the executor ---------------------------------------------
 
@@ -126,10 +88,8 @@ void add_steps(job_actor* self, action&& a, plan& p) {
         } else if constexpr (std::is_same_v<A, delete_job>) {
           p.steps.push_back(delete_step{job_ref(self), act.uid, "Background"});
         } else {
-          const auto& j = *self->state.job;
-          k8s::object_reference about{j.kind, j.metadata.namespace_, j.metadata.name, j.metadata.uid, j.api_version,
-                                      "", ""};
-          p.steps.push_back(event_step{{about, {self->state.cfg->component, ""}, act.type, act.reason, act.message}});
+          p.steps.push_back(event_step{
+              {reference_to(*self->state.job), {self->state.cfg->component, ""}, act.type, act.reason, act.message}});
         }
       },
       a);
@@ -158,30 +118,16 @@ job_status status_of(const k8s::custom_object& job) {
   return s ? status_from_json(*s) : job_status{};
 }
 
-// The launcher's ServiceAccount, Role or RoleBinding exists (or, `gone`, no longer does).
-void see_rbac(job_actor* self, const std::string& resource, const json::value& object, bool gone) {
+// The job's ConfigMap, or the launcher's ServiceAccount, Role or RoleBinding, changed.
+void see_mpi(job_actor* self, const std::string& resource, const json::value& object, bool gone) {
   auto& st = self->state;
-  if (resource != "serviceaccounts" && resource != "roles" && resource != "rolebindings")
-    return;
-  if (!st.mpi_rbac)
-    st.mpi_rbac = std::make_unique<mpi_rbac_seen>();
-  const json::value* meta = object.find("metadata");
-  std::string key = resource + "/" + (meta ? meta->get_string("name") : std::string());
-  if (gone) {
-    st.mpi_rbac->names.erase(key);
-    if (resource == "roles")
-      st.mpi_rbac->role_rules.reset();
-    return;
-  }
-  st.mpi_rbac->names.insert(key);
-  if (resource == "roles") {
-    const json::value* rules = object.find("rules");
-    st.mpi_rbac->role_rules = rules ? *rules : json::value(json::array{});
-  }
+  if (!st.mpi)
+    st.mpi = std::make_unique<mpi_view>();
+  st.mpi->see(st.job->metadata.name, resource, object, gone);
 }
 
 // What a successful call changes in the actor's view.
-void note_answer(job_actor* self, const controller::step& s, const json::value& answer) {
+void note_answer(job_actor* self, const controller::step& s, json::value& answer) {
   auto& st = self->state;
   if (const auto* c = std::get_if<controller::create_step>(&s)) {
     if (c->where.resource == "pods" || c->where.resource == "services")
@@ -193,75 +139,57 @@ void note_answer(job_actor* self, const controller::step& s, const json::value& 
     } else if (c->where.resource == "services") {
       if (auto svc = k8s::from_json<k8s::service>(answer))
         st.services.upsert(std::make_shared<const k8s::service>(std::move(*svc)));
-    } else if (c->where.resource == "configmaps") {
-      st.mpi_config = config_data(answer);
     } else {
-      see_rbac(self, c->where.resource, answer, false);
+      see_mpi(self, c->where.resource, answer, false);
     }
   } else if (const auto* d = std::get_if<controller::delete_step>(&s)) {
     if (d->ref.resource == "pods" || d->ref.resource == "services")
       st.deleting.push_back(d->uid);
   } else if (const auto* p = std::get_if<controller::patch_step>(&s)) {
-    if (p->ref.resource == "configmaps") {
-      st.mpi_config = config_data(answer);
-    } else if (p->ref.resource == "roles") {
-      see_rbac(self, "roles", answer, false);
+    if (p->ref.resource == "configmaps" || p->ref.resource == "roles") {
+      see_mpi(self, p->ref.resource, answer, false);
     } else if (p->ref.subresource == "status") {
-      auto job = k8s::from_json<k8s::custom_object>(answer);
+      auto job = controller::newer_copy(*st.job, std::move(answer));
       if (!job)
         return;
-      if (job->kind.empty()) {
-        job->kind = st.job->kind;
-        job->api_version = st.job->api_version;
-      }
       // The status write that made the job Succeeded or Failed counts it, once.
       if (auto now = status_of(*job); !st.was_finished && is_finished(now))
         count_job_finished(is_succeeded(now));
-      if (!controller::older_than(job->metadata.resource_version, st.job->metadata.resource_version))
-        st.job = std::make_shared<const k8s::custom_object>(std::move(*job));
+      st.job = std::move(job);
     }
   }
 }
 
-void on_outcome(job_actor* self, plan_outcome& out) {
-  const plan& p = out.plan;
+// What a 409 met, as the server has it now: our pod or service (or a namesake: ours is gone),
+// or the job.
+void note_reread(job_actor* self, const controller::step& s, json::value& now) {
   auto& st = self->state;
-  bool again = st.passes.plan_done();
-  for (std::size_t i = 0; i < p.steps.size() && i < out.answers.size(); ++i)
-    if (out.answers[i])
-      note_answer(self, p.steps[i], *out.answers[i]);
-  switch (out.what) {
-  case plan_outcome::result::stopped:
-    spdlog::debug("training: {} is gone or being deleted: nothing created", who(self));
-    return; // the supervisor stops this actor when the jobs watch reports the delete
-  case plan_outcome::result::failed: {
-    if (controller::object_gone(out, job_ref(self))) {
-      spdlog::debug("training: {} was deleted: nothing more to write", who(self));
-      st.gone = true;
-      return; // the supervisor stops this actor when the jobs watch reports the delete
-    }
-    // A create the API server refused for a reason that retrying alone will not change (an
-    // invalid template, a quota, an admission plugin): the next pass says so in the status.
-    if (const auto* c = out.failed_step < p.steps.size() ? std::get_if<controller::create_step>(&p.steps[out.failed_step])
-                                                          : nullptr;
-        c != nullptr && out.code >= 400 && out.code < 500 && out.code != 409 && out.code != 429) {
-      std::string what = c->where.resource == "services" ? "service" : "pod";
-      const json::value* meta = c->object.find("metadata");
-      st.create_refused = observed::create_refusal{what + " " + (meta ? meta->get_string("name") : std::string()),
-                                                   out.code, out.message};
-    }
-    auto delay = st.backoff->next();
-    spdlog::warn("training: {}: {} (retrying in {} ms)", who(self), out.failure, delay.count());
-    self->delayed_send(self, delay, atoms::retry_atom::value);
-    break;
+  const auto resource = controller::resource_of(s);
+  const auto& uid = st.job->metadata.uid;
+  if (resource == "pods") {
+    if (auto p = k8s::from_json<k8s::pod>(now))
+      st.pods.take_reread(std::make_shared<const k8s::pod>(std::move(*p)), uid);
+  } else if (resource == "services") {
+    if (auto svc = k8s::from_json<k8s::service>(now))
+      st.services.take_reread(std::make_shared<const k8s::service>(std::move(*svc)), uid);
+  } else if (resource == job_ref(self).resource) {
+    if (auto job = controller::newer_copy(*st.job, std::move(now)))
+      st.job = std::move(job);
   }
-  case plan_outcome::result::done:
-    if (!st.create_refused) // a pass that only reported a refusal keeps the back-off growing
-      st.backoff->reset();
-    break;
-  }
-  if (again)
-    self->send(self, reconcile_atom::value);
+}
+
+// A create the API server refused for a reason that retrying alone will not change (an invalid
+// template, a quota, an admission plugin): the next pass says so in the status.
+void note_failure(job_actor* self, const plan_outcome& out) {
+  const auto& p = out.plan;
+  const auto* c = out.failed_step < p.steps.size() ? std::get_if<controller::create_step>(&p.steps[out.failed_step])
+                                                    : nullptr;
+  if (c == nullptr || out.code < 400 || out.code >= 500 || out.code == 409 || out.code == 429)
+    return;
+  std::string what = c->where.resource == "services" ? "service" : "pod";
+  const json::value* meta = c->object.find("metadata");
+  self->state.create_refused =
+      observed::create_refusal{what + " " + (meta ? meta->get_string("name") : std::string()), out.code, out.message};
 }
 
 // --- the pass ------------------------------------------------------------------------------
@@ -270,13 +198,11 @@ bool expected_gone(const job_state& st, const std::string& uid) {
   return std::find(st.deleting.begin(), st.deleting.end(), uid) != st.deleting.end();
 }
 
-void run_pass(job_actor* self) {
+controller::pass_decision run_pass(job_actor* self) {
   auto& st = self->state;
-  if (st.gone || !st.passes.begin())
-    return;
   observed world;
   world.job = *st.job;
-  world.now = st.tools.time->now();
+  world.now = st.loop.now();
   // Expectations whose object has vanished are fulfilled.
   std::vector<std::string> still;
   auto keep = [&](const auto& view, auto& into) {
@@ -290,26 +216,18 @@ void run_pass(job_actor* self) {
   keep(st.pods, world.pods);
   keep(st.services, world.services);
   st.deleting = std::move(still);
-  if (st.mpi_config)
-    world.mpi_config = *st.mpi_config;
-  if (st.mpi_rbac) {
-    world.mpi_rbac = st.mpi_rbac->names;
-    world.mpi_role_rules = st.mpi_rbac->role_rules;
-  }
+  if (st.mpi)
+    st.mpi->fill(world);
   world.create_refused = st.create_refused;
   auto result = reconcile(world, st.cfg->opts);
   if (!result.skipped.empty()) {
-    spdlog::debug("training: {} skipped: {}", who(self), result.skipped);
-    arm_wake(self, std::nullopt);
-    return;
+    spdlog::debug("training: {} skipped: {}", st.loop.who(), result.skipped);
+    return {};
   }
-  arm_wake(self, result.wake_at);
   if (result.actions.empty() && !result.status)
-    return;
-  st.passes.plan_sent();
+    return {{}, result.wake_at};
   st.was_finished = result.status && is_finished(status_of(*st.job));
-  self->request(st.tools.executor, caf::infinite, controller::run_plan{plan_of(self, result)})
-      .then([self](plan_outcome& out) { on_outcome(self, out); });
+  return {plan_of(self, result), result.wake_at};
 }
 
 void on_job(job_actor* self, const object_event<k8s::custom_object>& ev) {
@@ -339,16 +257,10 @@ void on_owned(job_actor* self, controller::object_view<T>& view, const object_ev
 // The MPI hostfile ConfigMap "<job>-config", or the launcher's ServiceAccount, Role or
 // RoleBinding, changed.
 void on_owned_other(job_actor* self, const controller::owned_event& ev) {
-  if (!ev.object)
+  const auto& job = self->state.job->metadata.name;
+  if (!ev.object || (ev.resource == "configmaps" && ev.object->metadata.name != job + "-config"))
     return;
-  const bool gone = ev.type == watch::event_type::deleted;
-  if (ev.resource == "configmaps") {
-    if (ev.object->metadata.name != self->state.job->metadata.name + "-config")
-      return;
-    self->state.mpi_config = gone ? nullptr : config_data(ev.object->document);
-  } else {
-    see_rbac(self, ev.resource, ev.object->document, gone);
-  }
+  see_mpi(self, ev.resource, ev.object->document, ev.type == watch::event_type::deleted);
   request_reconcile(self);
 }
 
@@ -356,32 +268,31 @@ caf::behavior job_behavior(job_actor* self, std::shared_ptr<const job_actor_conf
                            std::shared_ptr<const k8s::custom_object> job, controller::owned_view view) {
   auto& st = self->state;
   st.cfg = std::move(cfg);
-  st.tools = std::move(tools);
-  st.backoff.emplace(st.cfg->min_backoff, st.cfg->max_backoff);
+  st.tools = tools;
   st.job = std::move(job);
+  const auto& j = *st.job;
+  controller::pass_hooks hooks;
+  hooks.pass = [self] { return run_pass(self); };
+  hooks.absorb = [self](const controller::step& s, json::value& answer) { note_answer(self, s, answer); };
+  hooks.reread = [self](const controller::step& s, json::value& now) { note_reread(self, s, now); };
+  hooks.failed = [self](const plan_outcome& out) { note_failure(self, out); };
+  hooks.settled = [self] { return !self->state.create_refused; };
+  st.loop.start(self, tools,
+                {"training: " + j.kind + " " + j.metadata.namespace_ + "/" + j.metadata.name, job_ref(self),
+                 st.cfg->min_backoff, st.cfg->max_backoff},
+                std::move(hooks));
   for (auto& p : view.pods)
     st.pods.upsert(std::move(p));
   for (auto& s : view.services)
     st.services.upsert(std::move(s));
-  for (const auto& o : view.others) {
-    if (o.resource == "configmaps" && o.object->metadata.name == st.job->metadata.name + "-config")
-      st.mpi_config = config_data(o.object->document);
-    else
-      see_rbac(self, o.resource, o.object->document, false);
-  }
+  for (const auto& o : view.others)
+    see_mpi(self, o.resource, o.object->document, false);
   request_reconcile(self);
-  return {
+  return st.loop.handlers().or_else(
       [self](object_event<k8s::custom_object>& ev) { on_job(self, ev); },
       [self](object_event<k8s::pod>& ev) { on_owned(self, self->state.pods, ev); },
       [self](object_event<k8s::service>& ev) { on_owned(self, self->state.services, ev); },
-      [self](controller::owned_event& ev) { on_owned_other(self, ev); },
-      [self](reconcile_atom) { run_pass(self); },
-      [self](atoms::retry_atom) { request_reconcile(self); },
-      [self](wake_atom, std::uint32_t gen) {
-        if (self->state.passes.woke(gen))
-          request_reconcile(self);
-      },
-  };
+      [self](controller::owned_event& ev) { on_owned_other(self, ev); });
 }
 
 } // namespace

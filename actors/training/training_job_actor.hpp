@@ -6,10 +6,11 @@
 //   training_job ──reconcile() after each batch of events (coalesced, never a periodic resync)
 //   training_job ──run_plan: the pass's actions, then the status──▶ executor ──▶ API server
 //   training_job ◀──plan_outcome── executor
-//   training_job ──(wake_atom) at reconcile_result::wake_at──▶ itself  (deadline, TTL, grace)
+//   training_job ──(a wake-up) at reconcile_result::wake_at──▶ itself  (deadline, TTL, grace)
 //
-// The actor keeps the rules of reconcile.hpp through the executor's (controller/plan.hpp): the
-// first failure drops the rest and the status and re-reconciles after an exponential back-off;
+// The actor keeps the rules of reconcile.hpp through the executor's (controller/plan.hpp) and the
+// kit's pass loop (controller/pass_loop.hpp): the first failure drops the rest and the status and
+// re-reconciles after an exponential back-off (a 409 first takes in what conflicted);
 // a pass that creates objects first re-reads the job (a job deleted a moment ago must not get
 // its pods back before the jobs watch says so); an adopt re-reads the job first. Pods and
 // services it deleted and still sees are left out of the next pass (expectations). What it
@@ -48,9 +49,6 @@ struct job_resource {
   std::string resource;
 };
 job_resource resource_of_kind(const std::string& kind);
-
-// The data of a ConfigMap (its JSON).
-std::shared_ptr<const std::map<std::string, std::string>> config_data(const json::value& config_map);
 
 // Spawns the job actor linked to `parent` (the supervisor), or alone when `parent` is null
 // (tests, bench). `job` must carry its kind and apiVersion; `view` is what the supervisor

@@ -20,70 +20,20 @@
 #include "messages/scheduler_messages.hpp"
 #include "messages/watch_messages.hpp"
 
+#include "tests/actors/support/coordinated.hpp"
+
 #include <caf/all.hpp>
-#include <caf/scheduler/test_coordinator.hpp>
 #include <catch2/catch.hpp>
 
 #include <sstream>
 
 using namespace kozmo;
+using namespace kozmo::testing;
 using namespace std::chrono_literals;
 
 namespace {
 
-// An actor system whose messages run and whose timers fire only when the test says so.
-struct coordinated {
-  caf::actor_system_config cfg;
-  std::unique_ptr<caf::actor_system> sys;
-  caf::scheduler::test_coordinator* sched = nullptr;
-  std::shared_ptr<controller::manual_clock> clock =
-      std::make_shared<controller::manual_clock>(std::chrono::system_clock::time_point(1'800'000'000s));
-  std::vector<caf::actor> actors;
-
-  coordinated() {
-    cfg.set("scheduler.policy", caf::atom("testing"));
-    sys = std::make_unique<caf::actor_system>(cfg);
-    sched = &dynamic_cast<caf::scheduler::test_coordinator&>(sys->scheduler());
-  }
-  ~coordinated() {
-    for (auto& a : actors)
-      caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
-    sched->run();
-  }
-  caf::actor keep(caf::actor a) {
-    actors.push_back(a);
-    return a;
-  }
-  // Moves the actors' clock and the coordinator's timers together, then runs what is due.
-  void advance(std::chrono::milliseconds d) {
-    clock->advance(d);
-    sched->advance_time(d);
-    sched->run();
-  }
-};
-
 // --- a training job actor with an executor of the test's ------------------------------------
-
-struct plans {
-  std::vector<controller::plan> received;
-  std::vector<caf::response_promise> pending;
-};
-
-using answer_atom = caf::atom_constant<caf::atom("answer")>;
-
-// Keeps every plan; answers plan `i` when the test sends (answer_atom, i, outcome).
-caf::behavior scripted_executor(caf::event_based_actor* self, std::shared_ptr<plans> out) {
-  return {
-      [self, out](controller::run_plan& r) -> caf::result<controller::plan_outcome> {
-        out->received.push_back(r.plan);
-        out->pending.push_back(self->make_response_promise<controller::plan_outcome>());
-        return caf::delegated<controller::plan_outcome>();
-      },
-      [out](answer_atom, std::size_t index, controller::plan_outcome& outcome) {
-        out->pending.at(index).deliver(std::move(outcome));
-      },
-  };
-}
 
 json::value job_json() {
   return *json::parse(R"({"apiVersion":"kubeflow.org/v1","kind":"PyTorchJob",

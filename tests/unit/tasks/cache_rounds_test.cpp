@@ -225,3 +225,21 @@ TEST_CASE("a cache store that cannot be read is a miss with a Warning, never a f
   CHECK(has_event(c, "CacheUnavailable", "connection refused"));
   CHECK(c.status().cache.result == "Miss");
 }
+
+TEST_CASE("while a question to the cache store is out, a round asks nothing more: the answer brings the next one") {
+  fake_cluster c(make_task("asking", cached_spec()));
+  task_world w;
+  w.task = &c.task;
+  w.config = &c.config;
+  w.plugins = &c.plugins;
+  w.now = c.now;
+  auto first = run_round(w);
+  REQUIRE(first.cache.size() == 1); // the lookup
+  CHECK(first.cache[0].op == cache_op::lookup);
+  CHECK(first.creates.empty());     // nothing runs before the store has answered
+
+  w.cache_asking = true;
+  auto meanwhile = run_round(w);
+  CHECK(meanwhile.cache.empty());
+  CHECK(meanwhile.creates.empty());
+}
