@@ -3,7 +3,7 @@
 #include "actors/controller/event_recorder_actor.hpp"
 #include "actors/controller/executor_actor.hpp"
 #include "actors/controller/owned_index.hpp"
-#include "actors/watch/watch_actor.hpp"
+#include "actors/controller/watch_into.hpp"
 #include "messages/atoms.hpp"
 #include "messages/watch_messages.hpp"
 
@@ -46,7 +46,7 @@ struct supervisor_state {
   owned_index<k8s::service> services;
   std::vector<primary_watch> primary_watches;
   std::vector<owned_watch> owned_watches;
-  int unsynced = 0; // owned kinds not listed yet
+  listed_gate owned_listed; // children are spawned once it opens
 };
 
 using supervisor = caf::stateful_actor<supervisor_state>;
@@ -126,14 +126,14 @@ void on_primary(supervisor* self, const primary_watch& w, object_event<k8s::cust
   if (it == st.children.end()) {
     it = st.children.emplace(uid, child_entry{nullptr, obj}).first;
     st.uids_by_name[obj->metadata.namespace_ + "/" + obj->metadata.name].push_back(uid);
-    if (st.unsynced == 0)
+    if (st.owned_listed.listed())
       spawn_child(self, it->second);
     return;
   }
   it->second.primary = obj;
   if (it->second.actor)
     self->send(it->second.actor, object_event<k8s::custom_object>{ev.type, obj, nullptr});
-  else if (st.unsynced == 0)
+  else if (st.owned_listed.listed())
     spawn_child(self, it->second);
 }
 
@@ -143,7 +143,7 @@ template <class T, class Send>
 void route(supervisor* self, const std::shared_ptr<const T>& object, const std::shared_ptr<const T>& previous,
            event_type type, Send send) {
   auto& st = self->state;
-  if (st.unsynced > 0)
+  if (!st.owned_listed.listed())
     return; // children are spawned with the index's content
   auto now = targets(self, object->metadata);
   for (const auto& uid : now)
@@ -176,31 +176,23 @@ void on_other(supervisor* self, owned_watch& w, object_event<k8s::custom_object>
   });
 }
 
-void synced_one(supervisor* self) {
+void spawn_waiting_children(supervisor* self) {
   auto& st = self->state;
-  if (--st.unsynced > 0)
-    return;
   spdlog::debug("{}: owned objects listed; starting {} child actor(s)", st.cfg.name, st.children.size());
   for (auto& [_, entry] : st.children)
     if (!entry.actor)
       spawn_child(self, entry);
 }
 
+// A watch of the configured namespace; with `until_listed`, children wait until it is listed.
 template <class T>
-caf::actor start_watch(supervisor* self, client::resource_ref ref, std::string label_selector = {}) {
+caf::actor start_watch(supervisor* self, client::resource_ref ref, std::string label_selector = {},
+                       bool until_listed = true) {
   watch::watch_config wc;
   wc.resource = std::move(ref);
   wc.resource.ns = self->state.cfg.ns;
   wc.label_selector = std::move(label_selector);
-  auto w = watch::spawn_watch<T>(self->system(), self->state.cfg.cli, wc);
-  self->link_to(w);
-  self->send(w, atoms::subscribe_atom::value, watch::index_kind::all, std::string(), caf::actor_cast<caf::actor>(self));
-  return w;
-}
-
-void await_sync(supervisor* self, const caf::actor& w) {
-  ++self->state.unsynced;
-  self->request(w, caf::infinite, atoms::synced_atom::value).then([self](caf::ok_atom) { synced_one(self); });
+  return watch_into<T>(self, self->state.cfg.cli, wc, until_listed ? &self->state.owned_listed : nullptr);
 }
 
 // A child that ended while its primary exists is spawned again at the primary's next event;
@@ -230,23 +222,18 @@ caf::behavior supervisor_behavior(supervisor* self, supervisor_config cfg) {
   }
   st.tools = {spawn_executor(self->system(), st.cfg.cli, st.cfg.recorder), st.cfg.recorder, st.cfg.time};
   self->link_to(st.tools.executor);
+  st.owned_listed.on_open = [self] { spawn_waiting_children(self); };
   for (const auto& p : st.cfg.primaries)
-    st.primary_watches.push_back({start_watch<k8s::custom_object>(self, p.ref), p.kind, p.api_version});
-  if (st.cfg.pods_watch) {
-    self->send(st.cfg.pods_watch, atoms::subscribe_atom::value, watch::index_kind::all, std::string(),
-               caf::actor_cast<caf::actor>(self));
-    await_sync(self, st.cfg.pods_watch);
-  }
+    st.primary_watches.push_back({start_watch<k8s::custom_object>(self, p.ref, {}, false), p.kind, p.api_version});
+  if (st.cfg.pods_watch)
+    subscribe_to(self, st.cfg.pods_watch, &st.owned_listed);
   if (st.cfg.services)
-    await_sync(self, start_watch<k8s::service>(self, {"", "v1", "services", "", "", ""}));
+    start_watch<k8s::service>(self, {"", "v1", "services", "", "", ""});
   for (const auto& o : st.cfg.owned) {
     owned_watch w{start_watch<k8s::custom_object>(self, o.ref, o.label_selector), o.ref.resource, {}};
     w.index.route_label = st.cfg.route_label;
-    await_sync(self, w.actor);
     st.owned_watches.push_back(std::move(w));
   }
-  if (st.unsynced == 0)
-    ++st.unsynced, synced_one(self); // nothing owned to wait for
   return {
       [self](object_event<k8s::custom_object>& ev) {
         auto sender = caf::actor_cast<caf::actor_addr>(self->current_sender());

@@ -1,7 +1,7 @@
 #include "actors/extender/extender_actor.hpp"
 
 #include "actors/controller/event_recorder_actor.hpp"
-#include "messages/atoms.hpp"
+#include "actors/controller/watch_into.hpp"
 #include "messages/local_message.hpp"
 #include "messages/watch_messages.hpp"
 
@@ -9,7 +9,6 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
-#include <deque>
 #include <functional>
 
 namespace kozmo::extender {
@@ -56,13 +55,10 @@ struct extender_state {
   std::shared_ptr<client::client> cli;
   std::shared_ptr<extender_logic> logic;
   extender_actor_config cfg;
-  int synced = 0;                           // watches that applied their first LIST (of 2)
-  std::deque<std::function<void()>> stashed; // requests that arrived before that
+  controller::listed_gate listed; // requests wait until pods and nodes are listed
 };
 
 using extender_actor = caf::stateful_actor<extender_state>;
-
-bool ready(extender_actor* self) { return self->state.synced >= 2; }
 
 void post_warning(extender_actor* self, const pod_warning& w) {
   spdlog::warn("extender pod={}/{} reason={} message=\"{}\"", w.ns, w.name, w.reason, w.message);
@@ -122,47 +118,36 @@ caf::behavior extender(extender_actor* self, std::shared_ptr<client::client> cli
     st.cfg.recorder = controller::spawn_event_recorder(self->system(), st.cli);
     self->link_to(st.cfg.recorder);
   }
-  auto me = caf::actor_cast<caf::actor>(self);
-  for (const auto& w : {nodes_watch, pods_watch}) {
-    self->send(w, atoms::subscribe_atom::value, watch::index_kind::all, std::string(), me);
-    self->request(w, caf::infinite, atoms::synced_atom::value)
-        .then(
-            [self](caf::ok_atom) {
-              if (++self->state.synced < 2) return;
-              spdlog::info("extender: pods and nodes listed; answering kube-scheduler");
-              announce_notices(self); // groups downgraded by a configuration change
-              auto pending = std::move(self->state.stashed);
-              for (auto& run : pending) run();
-            },
-            [](caf::error& e) { spdlog::error("extender: a watch did not sync: {}", caf::to_string(e)); });
-  }
-  // Runs `req` now when the watches are synced, or stashes it until they are.
-  auto when_ready = [self](auto handler) {
-    if (ready(self)) return handler();
-    self->state.stashed.push_back(std::move(handler));
+  st.listed.on_open = [self] {
+    spdlog::info("extender: pods and nodes listed; answering kube-scheduler");
+    announce_notices(self); // groups downgraded by a configuration change
   };
+  st.listed.on_error = [](const std::string& e) { spdlog::error("extender: a watch did not sync: {}", e); };
+  for (const auto& w : {nodes_watch, pods_watch})
+    controller::subscribe_to(self, w, &st.listed);
   return {
       [self](const object_event<k8s::pod>& ev) {
         if (auto st = self->state.logic->on_pod(*ev.object, ev.type == watch::event_type::deleted); !st)
           spdlog::error("extender {}", st.err().message);
-        if (ready(self))
+        if (self->state.listed.listed())
           announce_notices(self);
       },
       [self](const object_event<k8s::node>& ev) {
         self->state.logic->on_node(*ev.object, ev.type == watch::event_type::deleted);
       },
-      [self, when_ready](filter_request& req) {
-        when_ready([self, req = std::move(req)]() mutable { on_filter(self, req); });
+      [self](filter_request& req) {
+        // Now when pods and nodes are listed, else held until they are.
+        self->state.listed.when_listed([self, req = std::move(req)]() mutable { on_filter(self, req); });
       },
-      [self, when_ready](preempt_request& req) {
-        when_ready([self, req = std::move(req)]() mutable {
+      [self](preempt_request& req) {
+        self->state.listed.when_listed([self, req = std::move(req)]() mutable {
           auto out = self->state.logic->preempt(req.args, now_ms());
           announce_notices(self);
           req.done(std::move(out));
         });
       },
-      [self, when_ready](bind_request& req) {
-        when_ready([self, req = std::move(req)]() mutable { on_bind(self, req); });
+      [self](bind_request& req) {
+        self->state.listed.when_listed([self, req = std::move(req)]() mutable { on_bind(self, req); });
       },
       [self](inspect_request& req) { req.done(self->state.logic->inspect(req.path)); },
       [self](bind_written& w) {

@@ -1,10 +1,9 @@
 #include "actors/quota/quota_actor.hpp"
 
+#include "actors/controller/watch_into.hpp"
 #include "actors/quota/quota_usage.hpp"
-#include "actors/watch/watch_actor.hpp"
 #include "k8s/json/patch.hpp"
 #include "k8s/model/custom_object.hpp"
-#include "messages/atoms.hpp"
 #include "messages/watch_messages.hpp"
 
 #include <caf/all.hpp>
@@ -106,13 +105,9 @@ caf::behavior quota_behavior(quota_actor* self, std::shared_ptr<client::client> 
   for (const auto& [k, plural] : watched) {
     watch::watch_config wc;
     wc.resource = {"", "v1", plural, "", "", ""};
-    auto w = watch::spawn_watch<k8s::custom_object>(self->system(), cli, wc);
-    self->link_to(w);
-    st.source[w.address()] = k;
-    self->send(w, atoms::subscribe_atom::value, watch::index_kind::all, std::string(), caf::actor_cast<caf::actor>(self));
+    st.source[controller::watch_into<k8s::custom_object>(self, cli, wc).address()] = k;
   }
-  self->send(pods_watch, atoms::subscribe_atom::value, watch::index_kind::all, std::string(),
-             caf::actor_cast<caf::actor>(self));
+  controller::subscribe_to(self, pods_watch);
   return {
       [self](object_event<k8s::custom_object>& ev) {
         auto& st = self->state;

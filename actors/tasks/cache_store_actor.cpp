@@ -1,10 +1,9 @@
 #include "actors/tasks/cache_store_actor.hpp"
 
 #include "actors/controller/clock.hpp"
-#include "actors/watch/watch_actor.hpp"
+#include "actors/controller/watch_into.hpp"
 #include "k8s/client/client.hpp"
 #include "k8s/model/custom_object.hpp"
-#include "messages/atoms.hpp"
 #include "messages/watch_messages.hpp"
 
 #include <caf/all.hpp>
@@ -259,10 +258,7 @@ caf::behavior cache_store(store_actor* self, cache_store_config cfg) {
   self->link_to(self->state.digester);
   watch::watch_config wc;
   wc.resource = entry_ref("");
-  self->state.watch = watch::spawn_watch<k8s::custom_object>(self->system(), self->state.cfg.cli, wc);
-  self->link_to(self->state.watch);
-  self->send(self->state.watch, atoms::subscribe_atom::value, watch::index_kind::all, std::string(),
-             caf::actor_cast<caf::actor>(self));
+  self->state.watch = controller::watch_into<k8s::custom_object>(self, self->state.cfg.cli, wc);
   return {
       [self](object_event<k8s::custom_object>& ev) {
         if (!ev.object)

@@ -1,13 +1,12 @@
 #include "actors/tasks/resource_manager_actor.hpp"
 
 #include "actors/controller/executor_actor.hpp"
+#include "actors/controller/watch_into.hpp"
 #include "actors/tasks/resource_pools.hpp"
 #include "actors/tasks/task_spec.hpp"
 #include "actors/tasks/task_status.hpp"
-#include "actors/watch/watch_actor.hpp"
 #include "k8s/client/client.hpp"
 #include "k8s/model/codec.hpp"
-#include "messages/atoms.hpp"
 #include "messages/task_messages.hpp"
 #include "messages/watch_messages.hpp"
 
@@ -23,32 +22,17 @@ namespace kozmo::tasks {
 namespace {
 
 using flush_atom = caf::atom_constant<caf::atom("poolflush")>;
-using listed_atom = caf::atom_constant<caf::atom("listed")>;
 
 constexpr std::size_t holders_shown = 50;
-
-// The TaskExecutions as listed at start (from the client's io thread).
-struct tasks_listed {
-  std::shared_ptr<expected<json::value>> list;
-};
-KOZMO_LOCAL_MESSAGE(tasks_listed)
 
 struct rm_state {
   static inline const char* name = "resource_manager";
   resource_manager_config cfg;
   pool_book book;
   caf::actor pools_watch;
-  bool tasks_restored = false;
-  bool pools_listed = false;
-  // What arrived before the manager was ready, in arrival order (a task that asks and then
-  // gives back must end up not holding).
-  struct early_message {
-    std::optional<pool_acquire> acquire;
-    caf::response_promise rp;
-    caf::actor from;
-    std::optional<pool_release> release;
-  };
-  std::vector<early_message> early;
+  // Open once the pools are listed and the tokens the tasks held are restored; what arrives
+  // before is held in arrival order (a task that asks and then gives back must end up not holding).
+  controller::listed_gate ready;
   std::unordered_map<std::string, caf::actor> waiters;               // token → task actor
   std::set<std::string> dirty;                                        // pools whose status to write
   bool flush_armed = false;
@@ -56,8 +40,6 @@ struct rm_state {
 };
 
 using rm_actor = caf::stateful_actor<rm_state>;
-
-bool ready(const rm_state& st) { return st.tasks_restored && st.pools_listed; }
 
 void mark(rm_actor* self, const std::string& pool) {
   auto& st = self->state;
@@ -107,30 +89,11 @@ void release(rm_actor* self, const pool_release& req) {
   mark(self, req.pool);
 }
 
-void become_ready_if_done(rm_actor* self) {
-  auto& st = self->state;
-  if (!ready(st))
-    return;
-  for (auto& e : std::exchange(st.early, {})) {
-    if (e.release) {
-      release(self, *e.release);
-      continue;
-    }
-    e.rp.deliver(acquire(self, *e.acquire, std::move(e.from)));
-  }
-  spdlog::info("resource manager: ready ({} pool(s))", st.book.pools().size());
-}
-
 // Rule 5 of resource_pools.hpp: tokens the tasks' statuses say they hold.
-void restore(rm_actor* self, const expected<json::value>& list) {
+void restore(rm_actor* self, const json::value& list) {
   auto& st = self->state;
-  if (!list) {
-    spdlog::warn("resource manager: cannot list TaskExecutions: {} (retrying in 1s)", list.err().message);
-    self->delayed_send(self, std::chrono::seconds(1), listed_atom::value);
-    return;
-  }
   int restored = 0;
-  if (const auto* items = list->find("items"); items && items->is_array())
+  if (const auto* items = list.find("items"); items && items->is_array())
     for (const auto& item : items->as_array()) {
       const auto* status = item.find("status");
       if (!status)
@@ -149,15 +112,6 @@ void restore(rm_actor* self, const expected<json::value>& list) {
       ++restored;
     }
   spdlog::info("resource manager: {} token(s) held before the restart restored", restored);
-  st.tasks_restored = true;
-  become_ready_if_done(self);
-}
-
-void list_tasks(rm_actor* self) {
-  caf::actor me = caf::actor_cast<caf::actor>(self);
-  self->state.cfg.cli->list_all({group, version, task_resource, "", "", ""}, {}, [me](expected<json::value> r) {
-    caf::anon_send(me, tasks_listed{std::make_shared<expected<json::value>>(std::move(r))});
-  });
 }
 
 void on_pool(rm_actor* self, const object_event<k8s::custom_object>& ev) {
@@ -238,37 +192,26 @@ void flush(rm_actor* self) {
 caf::behavior resource_manager(rm_actor* self, resource_manager_config cfg) {
   auto& st = self->state;
   st.cfg = std::move(cfg);
+  st.ready.on_open = [self] {
+    spdlog::info("resource manager: ready ({} pool(s))", self->state.book.pools().size());
+  };
   watch::watch_config wc;
   wc.resource = {group, version, pool_resource, "", "", ""};
-  st.pools_watch = watch::spawn_watch<k8s::custom_object>(self->system(), st.cfg.cli, wc);
-  self->link_to(st.pools_watch);
-  self->send(st.pools_watch, atoms::subscribe_atom::value, watch::index_kind::all, std::string(),
-             caf::actor_cast<caf::actor>(self));
-  self->request(st.pools_watch, caf::infinite, atoms::synced_atom::value).then([self](caf::ok_atom) {
-    self->state.pools_listed = true;
-    become_ready_if_done(self);
-  });
-  list_tasks(self);
+  st.pools_watch = controller::watch_into<k8s::custom_object>(self, st.cfg.cli, wc, &st.ready);
+  controller::list_into(self, st.cfg.cli, {group, version, task_resource, "", "", ""}, "resource manager", st.ready,
+                        [self](const json::value& list) { restore(self, list); });
   return {
       [self](object_event<k8s::custom_object>& ev) { on_pool(self, ev); },
-      [self](tasks_listed& msg) { restore(self, *msg.list); },
-      [self](listed_atom) { list_tasks(self); },
       [self](pool_acquire& req) -> caf::result<pool_answer> {
-        if (!ready(self->state)) {
-          // The sender first: making the promise takes it over from the current message.
-          auto from = caf::actor_cast<caf::actor>(self->current_sender());
-          auto rp = self->make_response_promise<pool_answer>();
-          self->state.early.push_back({std::move(req), rp, std::move(from), std::nullopt});
-          return rp;
-        }
-        return acquire(self, req, caf::actor_cast<caf::actor>(self->current_sender()));
+        // The sender first: making the promise takes it over from the current message.
+        auto from = caf::actor_cast<caf::actor>(self->current_sender());
+        if (self->state.ready.listed())
+          return acquire(self, req, std::move(from));
+        auto rp = self->make_response_promise<pool_answer>();
+        self->state.ready.when_listed([self, req, rp, from]() mutable { rp.deliver(acquire(self, req, std::move(from))); });
+        return rp;
       },
-      [self](pool_release& req) {
-        if (!ready(self->state))
-          self->state.early.push_back({std::nullopt, {}, {}, std::move(req)});
-        else
-          release(self, req);
-      },
+      [self](pool_release& req) { self->state.ready.when_listed([self, req] { release(self, req); }); },
       [self](flush_atom) { flush(self); },
   };
 }

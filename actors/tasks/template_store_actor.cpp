@@ -1,9 +1,8 @@
 #include "actors/tasks/template_store_actor.hpp"
 
-#include "actors/watch/watch_actor.hpp"
+#include "actors/controller/watch_into.hpp"
 #include "k8s/client/client.hpp"
 #include "k8s/model/custom_object.hpp"
-#include "messages/atoms.hpp"
 #include "messages/task_messages.hpp"
 #include "messages/watch_messages.hpp"
 
@@ -26,15 +25,15 @@ struct lookup {
   template_request req;
   caf::response_promise rp;
   bool in_fallback = false; // the task's namespace was tried
+  client::backoff retries = controller::read_backoff(); // GETs that got no answer
 };
 
 struct store_state {
   static inline const char* name = "template_store";
   template_store_config cfg;
   caf::actor watch;
-  bool synced = false;
+  controller::listed_gate listed; // lookups wait until the templates are listed
   std::unordered_map<std::string, std::shared_ptr<const json::value>> templates; // "ns/name"
-  std::vector<lookup> early;
   std::unordered_map<std::uint64_t, lookup> fetching;
   std::uint64_t next_id = 0;
 };
@@ -82,11 +81,13 @@ void on_fetched(store_actor* self, template_fetched& msg) {
     return;
   }
   if (r.err().code != 404) {
-    // Not an answer about the template: say so in the log and try again shortly.
-    spdlog::warn("tasks: reading PodTemplate {}/{}: {} (retrying)", l.req.ns, l.req.name, r.err().message);
+    // Not an answer about the template: say so in the log and try again after a back-off.
+    auto delay = l.retries.next();
+    spdlog::warn("tasks: reading PodTemplate {}/{}: {} (retrying in {} ms)", l.req.ns, l.req.name, r.err().message,
+                 delay.count());
     auto id = ++st.next_id;
     st.fetching.emplace(id, std::move(l));
-    self->delayed_send(self, std::chrono::seconds(1), template_fetched{id, nullptr});
+    self->delayed_send(self, delay, template_fetched{id, nullptr});
     return;
   }
   if (!l.in_fallback && l.req.ns != st.cfg.fallback_namespace) {
@@ -102,15 +103,7 @@ caf::behavior template_store(store_actor* self, template_store_config cfg) {
   st.cfg = std::move(cfg);
   watch::watch_config wc;
   wc.resource = {"", "v1", "podtemplates", "", "", ""};
-  st.watch = watch::spawn_watch<k8s::custom_object>(self->system(), st.cfg.cli, wc);
-  self->link_to(st.watch);
-  self->send(st.watch, atoms::subscribe_atom::value, watch::index_kind::all, std::string(),
-             caf::actor_cast<caf::actor>(self));
-  self->request(st.watch, caf::infinite, atoms::synced_atom::value).then([self](caf::ok_atom) {
-    self->state.synced = true;
-    for (auto& l : std::exchange(self->state.early, {}))
-      resolve(self, std::move(l));
-  });
+  st.watch = controller::watch_into<k8s::custom_object>(self, st.cfg.cli, wc, &st.listed);
   return {
       [self](object_event<k8s::custom_object>& ev) {
         if (!ev.object)
@@ -123,11 +116,8 @@ caf::behavior template_store(store_actor* self, template_store_config cfg) {
       },
       [self](template_request& req) -> caf::result<template_reply> {
         auto rp = self->make_response_promise<template_reply>();
-        lookup l{std::move(req), rp, false};
-        if (!self->state.synced)
-          self->state.early.push_back(std::move(l));
-        else
-          resolve(self, std::move(l));
+        self->state.listed.when_listed(
+            [self, l = lookup{std::move(req), rp, false}]() mutable { resolve(self, std::move(l)); });
         return rp;
       },
       [self](template_fetched& msg) {

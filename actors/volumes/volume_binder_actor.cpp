@@ -2,10 +2,9 @@
 
 #include "actors/controller/executor_actor.hpp"
 #include "actors/controller/object_view.hpp"
+#include "actors/controller/watch_into.hpp"
 #include "actors/volumes/claim_binding.hpp"
-#include "actors/watch/watch_actor.hpp"
 #include "k8s/model/codec.hpp"
-#include "messages/atoms.hpp"
 #include "messages/watch_messages.hpp"
 
 #include <caf/all.hpp>
@@ -218,10 +217,7 @@ caf::behavior binder(binder_actor* self, std::shared_ptr<client::client> cli, ca
   for (const auto& ref : {claims_ref, volumes_ref}) {
     watch::watch_config wc;
     wc.resource = ref;
-    auto w = watch::spawn_watch<k8s::custom_object>(self->system(), cli, wc);
-    self->link_to(w);
-    self->send(w, atoms::subscribe_atom::value, watch::index_kind::all, std::string(),
-               caf::actor_cast<caf::actor>(self));
+    controller::watch_into<k8s::custom_object>(self, cli, wc);
   }
   return {
       [self](object_event<k8s::custom_object>& ev) { on_event(self, ev); },

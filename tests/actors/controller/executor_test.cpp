@@ -6,6 +6,7 @@
 #include "k8s/apiserver/server.hpp"
 #include "k8s/client/client.hpp"
 
+#include "tests/actors/controller/served_system.hpp"
 #include "tests/actors/support/api_polling.hpp"
 
 #include <caf/all.hpp>
@@ -17,27 +18,17 @@ using namespace std::chrono_literals;
 
 namespace {
 
-struct fixture {
-  apiserver::server server;
-  std::shared_ptr<client::client> cli;
-  caf::actor_system_config cfg;
-  std::unique_ptr<caf::actor_system> sys;
+struct fixture : test::served_system {
   caf::actor recorder;
   caf::actor executor;
 
   fixture() {
-    REQUIRE(server.start().has_value());
-    client::config cc;
-    cc.server = server.url();
-    cli = std::make_shared<client::client>(cc);
-    sys = std::make_unique<caf::actor_system>(cfg);
     recorder = spawn_event_recorder(*sys, cli);
     executor = spawn_executor(*sys, cli, recorder);
   }
   ~fixture() {
     caf::anon_send_exit(executor, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(recorder, caf::exit_reason::user_shutdown);
-    sys.reset();
   }
 
   plan_outcome run(plan p) {

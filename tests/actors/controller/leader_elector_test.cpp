@@ -7,6 +7,7 @@
 #include "k8s/apiserver/server.hpp"
 #include "k8s/client/client.hpp"
 #include "messages/atoms.hpp"
+#include "tests/actors/controller/served_system.hpp"
 
 #include <caf/all.hpp>
 #include <catch2/catch.hpp>
@@ -28,22 +29,10 @@ struct candidate {
   caf::actor actor;
 };
 
-struct fixture {
-  apiserver::server server;
-  std::shared_ptr<client::client> cli;
-  caf::actor_system_config cfg;
-  std::unique_ptr<caf::actor_system> sys;
+struct fixture : test::served_system {
   steady::time_point t0 = steady::now();
 
-  fixture() {
-    REQUIRE(server.start().has_value());
-    client::config cc;
-    cc.server = server.url();
-    cc.request_timeout = 500ms;
-    cli = std::make_shared<client::client>(cc);
-    sys = std::make_unique<caf::actor_system>(cfg);
-  }
-  ~fixture() { sys.reset(); }
+  fixture() : served_system(500ms) {}
 
   void run(candidate& c, const std::string& id) {
     elector_config ec;
