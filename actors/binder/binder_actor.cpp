@@ -4,6 +4,7 @@
 #include "actors/kubelet/admission.hpp"
 #include "actors/watch/object_traits.hpp"
 #include "actors/controller/event_recorder_actor.hpp"
+#include "actors/controller/watch_into.hpp"
 #include "k8s/model/pod_patches.hpp"
 #include "messages/atoms.hpp"
 #include "messages/watch_messages.hpp"
@@ -233,9 +234,8 @@ caf::behavior binder(binder_actor* self, std::shared_ptr<client::client> cli, ca
                      caf::actor nodes_watch, caf::actor recorder) {
   self->state.cli = std::move(cli);
   self->state.recorder = std::move(recorder);
-  auto me = caf::actor_cast<caf::actor>(self);
-  self->send(pods_watch, atoms::subscribe_atom::value, watch::index_kind::all, std::string(), me);
-  self->send(nodes_watch, atoms::subscribe_atom::value, watch::index_kind::all, std::string(), me);
+  controller::subscribe_to(self, pods_watch);
+  controller::subscribe_to(self, nodes_watch);
   return {
       [self](const object_event<k8s::pod>& ev) { on_pod(self, ev); },
       [self](const object_event<k8s::node>& ev) {

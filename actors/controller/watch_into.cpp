@@ -78,9 +78,9 @@ caf::behavior read_until_answered(reader* self, caf::actor asker, std::shared_pt
 
 } // namespace
 
-void subscribe_to(caf::event_based_actor* self, const caf::actor& watch, listed_gate* gate) {
-  self->send(watch, atoms::subscribe_atom::value, watch::index_kind::all, std::string(),
-             caf::actor_cast<caf::actor>(self));
+void subscribe_to(caf::event_based_actor* self, const caf::actor& watch, listed_gate* gate, watch::index_kind index,
+                  std::string key) {
+  self->send(watch, atoms::subscribe_atom::value, index, std::move(key), caf::actor_cast<caf::actor>(self));
   if (!gate)
     return;
   gate->expect();

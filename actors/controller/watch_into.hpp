@@ -41,8 +41,10 @@ template <class T>
 caf::actor watch_into(caf::event_based_actor* self, std::shared_ptr<client::client> cli, watch::watch_config cfg,
                       listed_gate* gate = nullptr);
 
-// Subscribes `self` to a watch someone else spawned; with a gate, the gate waits until it is listed.
-void subscribe_to(caf::event_based_actor* self, const caf::actor& watch, listed_gate* gate = nullptr);
+// Subscribes `self` to a watch someone else spawned (to all its objects, or to those of one
+// index key: a node's pods); with a gate, the gate waits until it is listed.
+void subscribe_to(caf::event_based_actor* self, const caf::actor& watch, listed_gate* gate = nullptr,
+                  watch::index_kind index = watch::index_kind::all, std::string key = {});
 
 // A read that failed with something that is not an answer is tried again after this back-off:
 // 250 ms doubling to 30 s, with up to a quarter of jitter.

@@ -2,6 +2,7 @@
 
 #include "actors/watch/object_traits.hpp"
 #include "actors/controller/event_recorder_actor.hpp"
+#include "actors/controller/watch_into.hpp"
 #include "k8s/model/time.hpp"
 #include "messages/watch_messages.hpp"
 
@@ -495,9 +496,8 @@ caf::behavior kubelet(kubelet_actor* self, std::shared_ptr<client::client> cli, 
   // and reaps them (stateful_actor::on_exit).
   register_node(self);
   renew_lease(self, true);
-  self->send(st.pods_watch, atoms::subscribe_atom::value, watch::index_kind::node_name, st.cfg.node.name,
-             caf::actor_cast<caf::actor>(self));
-  self->request(st.pods_watch, caf::infinite, atoms::synced_atom::value).then([self](caf::ok_atom) { on_synced(self); });
+  st.listed.on_open = [self] { on_synced(self); };
+  controller::subscribe_to(self, st.pods_watch, &st.listed, watch::index_kind::node_name, st.cfg.node.name);
   self->delayed_send(self, st.cfg.heartbeat, heartbeat_atom::value);
   return {
       [self](const object_event<k8s::pod>& ev) { on_pod(self, ev); },

@@ -2,6 +2,7 @@
 // pods; kubelet_process_actor.cpp: pods of the process runtime). Includes CAF.
 #pragma once
 
+#include "actors/controller/listed_gate.hpp"
 #include "actors/kubelet/admission.hpp"
 #include "actors/kubelet/kubelet_actor.hpp"
 #include "actors/kubelet/pod_lifecycle.hpp"
@@ -78,6 +79,7 @@ struct kubelet_state {
   static inline const char* name = "kubelet";
   std::shared_ptr<client::client> cli;
   caf::actor pods_watch;
+  controller::listed_gate listed; // this node's pods are listed: on_synced
   kubelet_config cfg;
   std::unordered_map<std::string, tracked_pod> pods; // by uid
   std::uint32_t next_pod_ip = 2;
