@@ -129,6 +129,15 @@ struct world : coordinated {
     caf::anon_send(actor, object_event<k8s::custom_object>{watch::event_type::modified, object(), nullptr});
     sched->run();
   }
+  // Whether the next plan comes `d` from now: none before, one then.
+  bool next_plan_after(std::chrono::milliseconds d) {
+    auto seen = plans_seen();
+    advance(d - 1ms);
+    if (plans_seen() != seen)
+      return false;
+    advance(1ms);
+    return plans_seen() == seen + 1;
+  }
   // The kubelet reports the pod (as created) running.
   void pod_runs(const std::string& name) {
     json::value doc = created.at(name);
@@ -200,12 +209,8 @@ TEST_CASE("a 409 on a pod delete's uid precondition: the namesake replaces the p
     auto namesake = *json::parse(R"({"metadata":{"name":")" + pod + R"(","namespace":"default","uid":"other-uid",
       "resourceVersion":"99"},"spec":{"containers":[{"name":"main","image":"x"}]}})");
     w.fail(deleting, *at, 409, namesake);
-    CHECK(w.plans_seen() == deleting + 1); // not at once
-    w.advance(249ms);
-    CHECK(w.plans_seen() == deleting + 1);
-    w.advance(1ms);
-    REQUIRE(w.plans_seen() == deleting + 2); // after the back-off
-    CHECK_FALSE(delete_of(w.last(), pod));   // the namesake is not ours to delete
+    REQUIRE(w.next_plan_after(250ms));     // not at once: after the back-off
+    CHECK_FALSE(delete_of(w.last(), pod)); // the namesake is not ours to delete
   }
 }
 
@@ -232,22 +237,13 @@ TEST_CASE("a 500 backs off (250 ms, then 500 ms) and the back-off resets once a 
     REQUIRE(w.plans_seen() == 1);
     auto pod = pod_created(w.last());
     w.fail(0, 0, 500);
-    w.advance(249ms);
-    CHECK(w.plans_seen() == 1);
-    w.advance(1ms);
-    REQUIRE(w.plans_seen() == 2);
+    REQUIRE(w.next_plan_after(250ms));
     w.fail(1, 0, 500);
-    w.advance(499ms);
-    CHECK(w.plans_seen() == 2);
-    w.advance(1ms);
-    REQUIRE(w.plans_seen() == 3);
+    REQUIRE(w.next_plan_after(500ms));
     w.reply(2, w.answers(2)); // works now
     w.pod_runs(pod);
     REQUIRE(w.plans_seen() == 4); // the running pod: a status to write
     w.fail(3, 0, 500);
-    w.advance(249ms);
-    CHECK(w.plans_seen() == 4);
-    w.advance(1ms);
-    CHECK(w.plans_seen() == 5);
+    CHECK(w.next_plan_after(250ms));
   }
 }
