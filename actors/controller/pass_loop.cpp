@@ -1,9 +1,7 @@
 #include "actors/controller/pass_loop.hpp"
 
 #include "actors/controller/executor_actor.hpp"
-#include "actors/controller/object_view.hpp"
 #include "actors/controller/supervisor_actor.hpp"
-#include "k8s/model/codec.hpp"
 #include "messages/atoms.hpp"
 
 #include <caf/all.hpp>
@@ -105,22 +103,6 @@ void pass_loop::on_outcome(plan_outcome& out) {
   }
   if (again)
     self_->send(self_, pass_atom::value);
-}
-
-k8s::object_reference reference_to(const k8s::custom_object& obj) {
-  return {obj.kind, obj.metadata.namespace_, obj.metadata.name, obj.metadata.uid, obj.api_version, "", ""};
-}
-
-std::shared_ptr<const k8s::custom_object> newer_copy(const k8s::custom_object& current, json::value&& doc) {
-  auto obj = k8s::custom_object_from(std::move(doc));
-  if (!obj || obj->metadata.uid != current.metadata.uid ||
-      older_than(obj->metadata.resource_version, current.metadata.resource_version))
-    return nullptr;
-  if (obj->kind.empty()) {
-    obj->kind = current.kind;
-    obj->api_version = current.api_version;
-  }
-  return std::make_shared<const k8s::custom_object>(std::move(*obj));
 }
 
 } // namespace kozmo::controller

@@ -21,10 +21,10 @@
 #include "actors/controller/clock.hpp"
 #include "actors/controller/pass_control.hpp"
 #include "actors/controller/plan.hpp"
+#include "actors/controller/primary.hpp"
 #include "k8s/client/resource.hpp"
 #include "k8s/client/retry.hpp"
 #include "k8s/json/value.hpp"
-#include "k8s/model/custom_object.hpp"
 
 #include <caf/actor.hpp>
 #include <caf/fwd.hpp>
@@ -98,13 +98,5 @@ private:
   std::optional<client::backoff> backoff_;
   bool gone_ = false;
 };
-
-// An Event's subject: the primary object itself.
-k8s::object_reference reference_to(const k8s::custom_object& obj);
-
-// A newer copy of `current` from an answer or a re-read, with the kind and apiVersion a LIST item
-// or a subresource answer may leave out; null when `doc` is not that object (another uid) or is
-// older than `current`.
-std::shared_ptr<const k8s::custom_object> newer_copy(const k8s::custom_object& current, json::value&& doc);
 
 } // namespace kozmo::controller

@@ -3,6 +3,7 @@
 #include "actors/controller/event_recorder_actor.hpp"
 #include "actors/controller/executor_actor.hpp"
 #include "actors/controller/owned_index.hpp"
+#include "actors/controller/primary.hpp"
 #include "actors/controller/watch_into.hpp"
 #include "messages/atoms.hpp"
 #include "messages/watch_messages.hpp"
@@ -112,13 +113,7 @@ void on_primary(supervisor* self, const primary_watch& w, object_event<k8s::cust
   auto obj = ev.object;
   if (!obj || !in_scope(self, obj->metadata))
     return;
-  if (obj->kind.empty() || obj->api_version.empty()) {
-    // LIST items may come without kind and apiVersion: the children's cores need them.
-    auto copy = std::make_shared<k8s::custom_object>(*obj);
-    copy->kind = w.kind;
-    copy->api_version = w.api_version;
-    obj = std::move(copy);
-  }
+  obj = with_kind(std::move(obj), w.kind, w.api_version); // the children's cores need them
   const auto& uid = obj->metadata.uid;
   if (ev.type == event_type::deleted)
     return stop_child(self, uid);
