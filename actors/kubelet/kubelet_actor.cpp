@@ -67,7 +67,9 @@ void write_status(kubelet_actor* self, const std::string& uid, tracked_pod& p) {
           return;
         }
         spdlog::warn("kubelet pod={}/{} status update failed: {} (retrying in 1 s)", ns, name, r.err().message);
-        caf::delayed_anon_send(me, std::chrono::seconds(1), atoms::written_atom::value, uid, false);
+        // The actor times the retry: this runs on the client's thread, which may outlive the
+        // actor system (a delayed send from here then finds no clock).
+        caf::anon_send(me, atoms::written_atom::value, uid, false);
       });
 }
 
@@ -78,11 +80,23 @@ void on_written(kubelet_actor* self, const std::string& uid, bool ok) {
   if (it == self->state.pods.end())
     return;
   auto& p = it->second;
+  if (!ok) { // still writing: what changes meanwhile goes with the retry
+    self->delayed_send(self, std::chrono::seconds(1), atoms::retry_atom::value, uid);
+    return;
+  }
   p.writing = false;
   if (ok && p.writing_final)
     p.final_written = true;
-  if (std::exchange(p.write_again, false) || !ok)
+  if (std::exchange(p.write_again, false))
     write_status(self, uid, p);
+}
+
+void retry_write(kubelet_actor* self, const std::string& uid) {
+  auto it = self->state.pods.find(uid);
+  if (it == self->state.pods.end())
+    return;
+  it->second.writing = false;
+  write_status(self, uid, it->second);
 }
 
 } // namespace
@@ -208,7 +222,8 @@ void write_refusal(kubelet_actor* self, const std::string& uid, const std::strin
         if (r || r.err().code == 404)
           return;
         spdlog::warn("kubelet pod={}/{} rejection not written: {} (retrying in 1 s)", ns, name, r.err().message);
-        caf::delayed_anon_send(me, std::chrono::seconds(1), refused_atom::value, uid, ns, name, reason, message);
+        // The actor times the retry (this thread may outlive the actor system: see write_status).
+        caf::anon_send(me, atoms::retry_atom::value, refused_atom::value, uid, ns, name, reason, message);
       });
 }
 
@@ -507,9 +522,15 @@ caf::behavior kubelet(kubelet_actor* self, std::shared_ptr<client::client> cli, 
       [self](atoms::retry_atom) { register_node(self); },
       [self](atoms::renew_atom) { renew_lease(self, true); },
       [self](atoms::written_atom, const std::string& uid, bool ok) { on_written(self, uid, ok); },
+      [self](atoms::retry_atom, const std::string& uid) { retry_write(self, uid); },
       [self](refused_atom, const std::string& uid, const std::string& ns, const std::string& name,
              const std::string& reason,
              const std::string& message) { write_refusal(self, uid, ns, name, reason, message); },
+      [self](atoms::retry_atom, refused_atom, std::string& uid, std::string& ns, std::string& name, std::string& reason,
+             std::string& message) {
+        self->delayed_send(self, std::chrono::seconds(1), refused_atom::value, std::move(uid), std::move(ns),
+                           std::move(name), std::move(reason), std::move(message));
+      },
       [self](proc_ready_atom, const std::string& uid) { on_process_ready(self, uid); },
       [self](const process_report& r) { on_process_report(self, r); },
       [self](grace_atom, const std::string& uid, std::uint64_t generation) { on_grace_over(self, uid, generation); },
