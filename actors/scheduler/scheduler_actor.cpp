@@ -48,7 +48,8 @@ void queue_pass(scheduler_actor* self) {
 // The pod left the core: its cellgroup forgets it; a group with no pod left is released.
 void untrack(scheduler_actor* self, const std::string& uid) {
   auto& st = self->state;
-  st.binding.erase(uid);
+  if (st.follow)
+    st.follow->bind_over(uid);
   auto removed = st.core->remove_pod(uid);
   if (removed.group.empty())
     return;
@@ -73,8 +74,8 @@ void act(scheduler_actor* self, const pod_decision& d) {
     self->state.report->forget(d.pod.uid); // a queued wait reason is stale now
   switch (d.kind) {
   case decision_kind::bind:
-    if (self->state.cfg.derived)
-      self->state.binding[d.pod.uid] = d; // a rebuild before the pod is seen bound recovers it from here
+    if (self->state.follow)
+      self->state.follow->bind_sent(d); // a rebuild before the pod is seen bound recovers it from here
     self->send(cellgroup_for(self, d.group),
                group_bind{d.group, d.pod.ns, d.pod.name, d.pod.uid, d.node, d.leaf_indices, d.annotations});
     return;
@@ -196,6 +197,8 @@ caf::behavior scheduler(scheduler_actor* self, std::shared_ptr<client::client> c
   st.start.emplace(startup_options{st.cfg.scheduler_name, st.cfg.count_other_pods && st.cfg.other_pods_watch,
                                    st.cfg.derived.has_value()});
   st.others.emplace(st.intake.gpu_resource);
+  if (st.cfg.derived)
+    st.follow.emplace(st.cfg.derived->signature, st.cfg.derived->derive);
   // A cellgroup that fails takes nothing with it: it is spawned again when its group needs
   // one. Any other exit (shutdown) ends the scheduler, and through the links its cellgroups.
   self->set_exit_handler([self](caf::exit_msg& m) {

@@ -16,15 +16,7 @@ namespace kozmo::scheduler::shell {
 // again a second later (a burst of joins is one rebuild).
 void follow_node(scheduler_actor* self, watch::event_type type, const node_ptr& n) {
   auto& st = self->state;
-  const auto& signature_of = st.cfg.derived->signature;
-  auto& known = st.nodes[n->metadata.name];
-  std::string before = known ? signature_of(*known) : std::string();
-  std::string signature = type == watch::event_type::deleted ? std::string() : signature_of(*n);
-  if (type == watch::event_type::deleted)
-    st.nodes.erase(n->metadata.name);
-  else
-    known = n;
-  if (signature == before || st.rebuild_queued || !st.start->ready())
+  if (!st.follow->node_event(type, n) || st.rebuild_queued || !st.start->ready())
     return;
   st.rebuild_queued = true;
   self->delayed_send(self, std::chrono::seconds(1), atoms::reconfigure_atom::value);
@@ -35,17 +27,11 @@ namespace {
 // A core on the configuration derived from `nodes` (name → node), when it differs from the one in
 // use; the configuration in use is then the new one. Nullopt when it is the same, or when it
 // does not load (logged; the one in use stays). `gpu_nodes`: how many of the nodes have GPUs.
-template <class NodeMap>
-std::optional<scheduler_core> derive_core(scheduler_actor* self, const NodeMap& nodes, std::size_t& gpu_nodes) {
+std::optional<scheduler_core> derive_core(scheduler_actor* self, const std::map<std::string, node_ptr>& nodes,
+                                         std::size_t& gpu_nodes) {
   auto& st = self->state;
-  std::vector<k8s::node> list;
-  list.reserve(nodes.size());
-  gpu_nodes = 0;
-  for (const auto& [name, n] : nodes) {
-    list.push_back(*n);
-    gpu_nodes += !st.cfg.derived->signature(*n).empty();
-  }
-  auto yaml = st.cfg.derived->derive(list);
+  auto [yaml, gpus] = st.follow->derive(nodes);
+  gpu_nodes = gpus;
   if (yaml == st.cfg.config_yaml)
     return std::nullopt;
   auto core = scheduler_core::load(yaml);
@@ -81,32 +67,16 @@ void rebuild(scheduler_actor* self) {
   auto& st = self->state;
   st.rebuild_queued = false;
   std::size_t gpu_nodes = 0;
-  auto core = derive_core(self, st.nodes, gpu_nodes);
+  auto core = derive_core(self, st.follow->nodes(), gpu_nodes);
   if (!core)
     return;
   scheduler_core old = std::move(*st.core);
   st.core.emplace(std::move(*core));
-  for (const auto& [name, n] : st.nodes)
+  for (const auto& [name, n] : st.follow->nodes())
     st.core->set_node(name, node_healthy(*n));
   for (const auto& [uid, held] : st.others->held())
     st.core->set_other_pods_gpus(held.first, st.core->other_pods_gpus(held.first) + held.second);
-  // The pods the old core held (those it refused were told why already and stay out).
-  std::vector<pod_ptr> pods;
-  for (const auto& [uid, p] : st.known_pods) {
-    if (old.group_of(uid).empty())
-      continue;
-    auto b = st.binding.find(uid);
-    if (b == st.binding.end() || !p->spec.node_name.empty()) {
-      pods.push_back(p);
-      continue;
-    }
-    auto bound = std::make_shared<k8s::pod>(*p); // as it will be once the binding is written
-    bound->spec.node_name = b->second.node;
-    for (const auto& [k, v] : b->second.annotations)
-      bound->metadata.annotations[k] = v;
-    pods.push_back(std::move(bound));
-  }
-  oldest_first(pods);
+  auto pods = st.follow->carried_over([&](const std::string& uid) { return !old.group_of(uid).empty(); });
   for (const auto& p : pods)
     if (!p->spec.node_name.empty())
       recover(self, *p);

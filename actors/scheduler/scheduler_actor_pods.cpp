@@ -62,14 +62,16 @@ void apply_pod(scheduler_actor* self, watch::event_type type, const pod_ptr& pod
   if (type == watch::event_type::deleted || finished(p)) {
     st.report->forget(uid);
     st.given_up.erase(uid);
-    st.known_pods.erase(uid);
+    if (st.follow)
+      st.follow->pod_gone(uid);
     return untrack(self, uid);
   }
-  if (st.cfg.derived)
-    st.known_pods[uid] = pod;
+  if (st.follow)
+    st.follow->pod_seen(pod);
   if (!st.core->group_of(uid).empty()) {
     if (!p.spec.node_name.empty()) {
-      st.binding.erase(uid);
+      if (st.follow)
+        st.follow->bind_over(uid);
       st.core->pod_bound(uid);
     }
     return;
@@ -85,7 +87,7 @@ void apply_pod(scheduler_actor* self, watch::event_type type, const pod_ptr& pod
 }
 
 void apply_node(scheduler_actor* self, watch::event_type type, const node_ptr& node) {
-  if (self->state.cfg.derived)
+  if (self->state.follow)
     follow_node(self, type, node);
   const auto& n = *node;
   auto& core = *self->state.core;

@@ -4,6 +4,7 @@
 // files only.
 #pragma once
 
+#include "actors/scheduler/derived_following.hpp"
 #include "actors/scheduler/other_pods.hpp"
 #include "actors/scheduler/pod_intake.hpp"
 #include "actors/scheduler/pod_reporter.hpp"
@@ -21,7 +22,6 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace kozmo::scheduler::shell {
@@ -47,9 +47,7 @@ struct scheduler_state {
   bool flush_queued = false; // a flush of queued wait reasons is on its way
 
   // With a derived configuration (cfg.derived): what a rebuild of the core starts from.
-  std::map<std::string, node_ptr> nodes;                 // by name
-  std::unordered_map<std::string, pod_ptr> known_pods;   // by uid: bound by us, or waiting
-  std::map<std::string, pod_decision> binding;           // by uid: bind sent, not yet seen bound
+  std::optional<derived_following> follow;
   bool rebuild_queued = false;
 
   // Other schedulers' pods that hold GPUs; the core keeps each node's sum.

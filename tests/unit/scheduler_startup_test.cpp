@@ -1,6 +1,8 @@
 // The scheduler's start-up (startup.hpp): which watch events it holds, and the order in which a
 // restart hands them over; then the same steps played into a core, to show what a user sees
 // after a restart (which gang keeps its VC's quota, what other schedulers' pods take away).
+// Last, what a rebuild on a configuration derived from the nodes takes over (derived_following.hpp).
+#include "actors/scheduler/derived_following.hpp"
 #include "actors/scheduler/other_pods.hpp"
 #include "actors/scheduler/pod_intake.hpp"
 #include "actors/scheduler/scheduler_core.hpp"
@@ -295,4 +297,80 @@ TEST_CASE("after a restart, GPUs other schedulers' pods hold are counted before 
   REQUIRE(decisions.size() == 1);
   CHECK(decisions[0].kind == decision_kind::bind);
   CHECK(decisions[0].node == "n2");
+}
+
+// ---- a configuration derived from the nodes -------------------------------------------------
+
+namespace {
+
+// A node offering `gpus` GPUs (its signature, in this test: the count, "" for none).
+node_ptr gpu_node(const std::string& name, int gpus) {
+  k8s::node n;
+  n.metadata.name = name;
+  if (gpus > 0)
+    n.status.allocatable["nvidia.com/gpu"] = k8s::quantity::from_int(gpus);
+  return std::make_shared<const k8s::node>(std::move(n));
+}
+
+derived_following following() {
+  return derived_following(
+      [](const k8s::node& n) {
+        auto it = n.status.allocatable.find("nvidia.com/gpu");
+        return it == n.status.allocatable.end() ? std::string() : std::to_string(it->second.value());
+      },
+      [](const std::vector<k8s::node>& nodes) {
+        std::string yaml;
+        for (const auto& n : nodes)
+          yaml += n.metadata.name + ";";
+        return yaml;
+      });
+}
+
+} // namespace
+
+TEST_CASE("a node's heartbeat asks for no new configuration; a GPU node joining, changing or leaving does",
+          "[scheduler][startup][derived]") {
+  auto f = following();
+  CHECK(f.node_event(event_type::added, gpu_node("n1", 8)));
+  CHECK_FALSE(f.node_event(event_type::modified, gpu_node("n1", 8)));
+  CHECK_FALSE(f.node_event(event_type::added, gpu_node("cpu-1", 0)));
+  CHECK(f.node_event(event_type::modified, gpu_node("n1", 4)));
+  CHECK(f.node_event(event_type::deleted, gpu_node("n1", 4)));
+  CHECK_FALSE(f.node_event(event_type::deleted, gpu_node("cpu-1", 0)));
+  CHECK(f.nodes().empty());
+
+  f.node_event(event_type::added, gpu_node("n2", 8));
+  f.node_event(event_type::added, gpu_node("cpu-2", 0));
+  const auto d = f.derive(f.nodes());
+  CHECK(d.yaml == "cpu-2;n2;");
+  CHECK(d.gpu_nodes == 1);
+}
+
+TEST_CASE("a rebuild takes over the pods the old core held, oldest first, and a bind still being "
+          "written as it will be once written",
+          "[scheduler][startup][derived]") {
+  auto f = following();
+  const auto binding = shared(make_pod("binding", 30));
+  f.pod_seen(binding);
+  f.pod_seen(shared(make_pod("running", 10, "n1")));
+  f.pod_seen(shared(make_pod("refused", 20)));
+  f.pod_seen(shared(make_pod("deleted", 5, "n1")));
+  f.pod_gone("uid-deleted");
+  pod_decision bind;
+  bind.kind = decision_kind::bind;
+  bind.pod = {"ml", "binding", "uid-binding"};
+  bind.node = "n2";
+  bind.annotations[bind_info_annotation] = "node: \"n2\"";
+  f.bind_sent(bind);
+
+  const auto held = [](const std::string& uid) { return uid != "uid-refused"; };
+  const auto pods = f.carried_over(held);
+  CHECK(names(pods) == std::vector<std::string>{"running", "binding"});
+  REQUIRE(pods.size() == 2);
+  CHECK(pods[1]->spec.node_name == "n2");
+  CHECK(pods[1]->metadata.annotations.at(bind_info_annotation) == "node: \"n2\"");
+  CHECK(binding->spec.node_name.empty()); // the watch's copy is not touched
+
+  f.bind_over("uid-binding"); // seen bound (or gone from the core): the watch's pod is the truth
+  CHECK(f.carried_over(held)[1]->spec.node_name.empty());
 }
