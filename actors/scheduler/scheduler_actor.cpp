@@ -136,9 +136,9 @@ long ms_since(std::chrono::steady_clock::time_point began) {
 // A watch has listed: what the start-up says to do next (startup.hpp), in its order.
 void start_up(scheduler_actor* self, startup_step step) {
   auto& st = self->state;
-  auto began = std::chrono::steady_clock::now();
   if (step.derive_from)
     derive_at_start(self, *step.derive_from);
+  auto began = std::chrono::steady_clock::now();
   // Ready now (to queue passes): a reconfiguration follows at once (below), not a second later.
   if (step.ready && st.cfg.derived)
     st.rebuild_queued = true;
@@ -146,9 +146,11 @@ void start_up(scheduler_actor* self, startup_step step) {
     apply_node(self, watch::event_type::added, n);
   for (const auto& p : step.bound)
     apply_pod(self, watch::event_type::added, p);
-  if (step.recovered)
+  if (step.recovered) {
     spdlog::info("scheduler: {} group(s) recovered from {} bound pod(s) (in {} ms)", st.core->placed_groups(),
                  step.bound.size(), ms_since(began));
+    began = std::chrono::steady_clock::now();
+  }
   if (!step.ready)
     return;
   shift_other_gpus(self, st.others->count_listed(step.others));
