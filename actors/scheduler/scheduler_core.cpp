@@ -1,6 +1,7 @@
 // The facade: pods and affinity groups, their decisions, and the calls the actors make. The
-// placement rules live in scheduler_core_place.cpp, bind-info and inspect in
-// scheduler_core_io.cpp, cluster-wide bookkeeping in cluster_state.cpp.
+// placement rules live in scheduler_core_place.cpp, the waiting order in scheduler_core_queue.cpp,
+// bind-info and recovery in scheduler_core_recover.cpp, inspect in scheduler_core_inspect.cpp,
+// cluster-wide bookkeeping in cluster_state.cpp.
 #include "actors/scheduler/scheduler_core.hpp"
 
 #include "actors/scheduler/scheduler_core_impl.hpp"

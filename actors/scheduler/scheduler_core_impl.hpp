@@ -1,6 +1,7 @@
 // The facade's private state, shared by scheduler_core.cpp (pods, groups, decisions),
-// scheduler_core_place.cpp (placement and preemption) and scheduler_core_io.cpp (bind-info,
-// recovery, inspect). Not part of the public API.
+// scheduler_core_place.cpp (placement and preemption), scheduler_core_queue.cpp (groups and
+// their waiting order), scheduler_core_recover.cpp (bind-info and recovery) and
+// scheduler_core_inspect.cpp (inspect JSON). Not part of the public API.
 #pragma once
 
 #include "actors/scheduler/cluster_state.hpp"
@@ -263,13 +264,17 @@ struct core_impl {
   static int vc_leaves(const group_entry& g);  // quota the group's slots hold
   void count_quota(const group_entry& g, int leaves);
 
-  // --- io (scheduler_core_io.cpp) ------------------------------------------------------
+  // --- groups (scheduler_core_queue.cpp; queue and unqueue above) ------------------------
   group_entry& add_group(const pod_view& pod);
+
+  // --- bind-info and recovery (scheduler_core_recover.cpp) ---------------------------------
   // One pod's bind-info annotation: its own placement, then `group_part`, which is
   // bind_info_group_part(g) (the whole gang's placement, the same for each of its pods).
   std::string bind_info(const slot& s, const std::string& group_part) const;
   std::string bind_info_group_part(const group_entry& g) const;
   status recover(const pod_view& pod);
+
+  // --- inspect JSON (scheduler_core_inspect.cpp) ------------------------------------------
   json::value group_json(const group_entry& g) const;
   json::value vc_json(int vc) const;
   json::value physical_json() const;
