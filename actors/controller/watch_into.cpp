@@ -93,6 +93,12 @@ void subscribe_to(caf::event_based_actor* self, const caf::actor& watch, listed_
               [gate](caf::error& e) { gate->on_error(caf::to_string(e)); });
 }
 
+void subscribe_to(caf::event_based_actor* self, const caf::actor& watch, std::function<void()> on_listed,
+                  watch::index_kind index, std::string key) {
+  self->send(watch, atoms::subscribe_atom::value, index, std::move(key), caf::actor_cast<caf::actor>(self));
+  self->request(watch, caf::infinite, atoms::synced_atom::value).then([f = std::move(on_listed)](caf::ok_atom) { f(); });
+}
+
 template <class T>
 caf::actor watch_into(caf::event_based_actor* self, std::shared_ptr<client::client> cli, watch::watch_config cfg,
                       listed_gate* gate) {

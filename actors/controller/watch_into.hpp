@@ -45,6 +45,10 @@ caf::actor watch_into(caf::event_based_actor* self, std::shared_ptr<client::clie
 // index key: a node's pods); with a gate, the gate waits until it is listed.
 void subscribe_to(caf::event_based_actor* self, const caf::actor& watch, listed_gate* gate = nullptr,
                   watch::index_kind index = watch::index_kind::all, std::string key = {});
+// The same, for an actor that follows each watch's listing on its own: `on_listed` runs on the
+// actor's thread once this watch is listed (a watch that ended first ends the actor).
+void subscribe_to(caf::event_based_actor* self, const caf::actor& watch, std::function<void()> on_listed,
+                  watch::index_kind index = watch::index_kind::all, std::string key = {});
 
 // A read that failed with something that is not an answer is tried again after this back-off:
 // 250 ms doubling to 30 s, with up to a quarter of jitter.

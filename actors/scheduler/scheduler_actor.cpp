@@ -3,6 +3,7 @@
 #include "actors/scheduler/scheduler_actor.hpp"
 
 #include "actors/controller/event_recorder_actor.hpp"
+#include "actors/controller/watch_into.hpp"
 #include "actors/scheduler/inspect_api.hpp"
 #include "actors/scheduler/scheduler_actor_state.hpp"
 #include "actors/scheduler/scheduler_metrics.hpp"
@@ -215,26 +216,17 @@ caf::behavior scheduler(scheduler_actor* self, std::shared_ptr<client::client> c
       self->quit(m.reason);
   });
   self->attach_functor([](const caf::error& reason) { spdlog::info("scheduler stopped: {}", caf::to_string(reason)); });
-  auto me = caf::actor_cast<caf::actor>(self);
+  auto listed = [self](listed_watch which) {
+    return [self, which] { start_up(self, self->state.start->listed(which)); };
+  };
   // Every pod when other schedulers' pods are counted and no watch of their own brings them.
   const bool every_pod = st.cfg.count_other_pods && !st.cfg.other_pods_watch;
-  self->send(pods_watch, atoms::subscribe_atom::value,
-             every_pod ? watch::index_kind::all : watch::index_kind::scheduler_name,
-             every_pod ? std::string() : st.cfg.scheduler_name, me);
-  self->send(nodes_watch, atoms::subscribe_atom::value, watch::index_kind::all, std::string(), me);
-  std::vector<caf::actor> watches{pods_watch, nodes_watch};
-  if (st.cfg.count_other_pods && st.cfg.other_pods_watch) {
-    self->send(st.cfg.other_pods_watch, atoms::subscribe_atom::value, watch::index_kind::all, std::string(), me);
-    watches.push_back(st.cfg.other_pods_watch);
-  }
-  for (const auto& w : watches) {
-    auto which = w == nodes_watch  ? listed_watch::nodes
-                 : w == pods_watch ? listed_watch::pods
-                                   : listed_watch::other_pods;
-    self->request(w, caf::infinite, atoms::synced_atom::value).then([self, which](caf::ok_atom) {
-      start_up(self, self->state.start->listed(which));
-    });
-  }
+  controller::subscribe_to(self, pods_watch, listed(listed_watch::pods),
+                           every_pod ? watch::index_kind::all : watch::index_kind::scheduler_name,
+                           every_pod ? std::string() : st.cfg.scheduler_name);
+  controller::subscribe_to(self, nodes_watch, listed(listed_watch::nodes));
+  if (st.cfg.count_other_pods && st.cfg.other_pods_watch)
+    controller::subscribe_to(self, st.cfg.other_pods_watch, listed(listed_watch::other_pods));
   return {
       [self](const object_event<k8s::pod>& ev) {
         if (self->state.start->pod_event(ev.type, ev.object))
