@@ -1,4 +1,5 @@
 #include "runtime/engine.hpp"
+#include "runtime/engine_internal.hpp"
 
 #include "actors/binder/binder_actor.hpp"
 #include "actors/quota/quota_actor.hpp"
@@ -41,7 +42,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <future>
 #include <pwd.h>
 
 #include <charconv>
@@ -105,15 +105,13 @@ public:
     return readiness_ ? readiness_() : std::string();
   }
 
-  // A route of the embedded server: waits (on the server's io thread) for the answer.
-  apiserver::server::route_reply answer(const std::string& method, const std::string& path, const std::string& body) {
-    auto promise = std::make_shared<std::promise<extender::http_answer>>();
-    auto future = promise->get_future();
-    extender::serve_request(*this, method, path, body, [promise](extender::http_answer a) { promise->set_value(a); });
-    if (future.wait_for(std::chrono::seconds(10)) != std::future_status::ready)
-      return {503, json::dump(json::object{{"code", 503}, {"message", "the scheduler did not answer"}})};
-    auto a = future.get();
-    return {static_cast<int>(a.status), std::move(a.body), a.content_type};
+  // A route of the embedded server: the answer goes to `reply` when the scheduler (or the
+  // extender) gives it, on its thread; the server's io thread has moved on meanwhile.
+  void answer(const std::string& method, const std::string& path, const std::string& body,
+              apiserver::server::route_reply_fn reply) {
+    extender::serve_request(*this, method, path, body, [reply = std::move(reply)](extender::http_answer a) {
+      reply({static_cast<int>(a.status), std::move(a.body), a.content_type});
+    });
   }
 
 private:
@@ -293,13 +291,18 @@ struct engine::impl {
         return error{"cannot start the API server: " + port.err().message};
       ccfg.server = server->url();
       if (opts.fault_injection)
-        server->add_route("/debug/faults", [srv = server.get()](const std::string& method, const std::string&,
-                                                                 const std::string& body) {
-          return apiserver::fault_route(srv->faults(), method, body);
-        });
+        server->add_route("/debug/faults", {[srv = server.get()](const std::string& method, const std::string&,
+                                                                  const std::string& body, auto reply) {
+                                              reply(apiserver::fault_route(srv->faults(), method, body));
+                                            }});
+      apiserver::server::route kozmo_api;
+      kozmo_api.handler = [h = http](const std::string& method, const std::string& path, const std::string& body,
+                                     apiserver::server::route_reply_fn reply) {
+        h->answer(method, path, body, std::move(reply));
+      };
+      kozmo_api.late = {503, json::dump(json::object{{"code", 503}, {"message", "the scheduler did not answer"}})};
       for (const char* prefix : {"/metrics", "/v1/inspect/"})
-        server->add_route(prefix, [h = http](const std::string& method, const std::string& path,
-                                             const std::string& body) { return h->answer(method, path, body); });
+        server->add_route(prefix, kozmo_api);
       // Loopback to our own server: the limit only guards against runaway loops.
       ccfg.qps = 2000;
       ccfg.burst = 4000;
@@ -742,5 +745,7 @@ caf::actor_system& engine::system() { return *impl_->sys; }
 caf::actor engine::scheduler() const { return impl_->scheduler; }
 
 caf::actor engine::pods_watch() const { return impl_->pods_watch; }
+
+apiserver::server* engine_internal::embedded_server(engine& e) { return e.impl_->server.get(); }
 
 } // namespace kozmo

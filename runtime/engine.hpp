@@ -188,6 +188,7 @@ public:
   caf::actor pods_watch() const;
 
 private:
+  friend struct engine_internal; // runtime/engine_internal.hpp: what in-tree code reaches besides
   struct impl;
   std::unique_ptr<impl> impl_;
 };
