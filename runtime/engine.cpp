@@ -1,7 +1,6 @@
 // The engine: the parts a host chose (watches, controllers, kubelets), start and stop. The API
 // connection, the HTTP front, the scheduler and the CRDs are in files of their own
 // (runtime/engine_impl.hpp lists them).
-#include "runtime/engine.hpp"
 #include "runtime/engine_http.hpp"
 #include "runtime/engine_impl.hpp"
 #include "runtime/engine_internal.hpp"
@@ -10,6 +9,7 @@
 #include "actors/controller/event_recorder_actor.hpp"
 #include "actors/controller/leader_elector_actor.hpp"
 #include "actors/kubelet/kubelet_actor.hpp"
+#include "actors/tasks/platform_config.hpp"
 #include "actors/quota/quota_actor.hpp"
 #include "actors/tasks/task_controller.hpp"
 #include "actors/training/training_supervisor_actor.hpp"
@@ -17,6 +17,7 @@
 #include "actors/watch/object_traits.hpp"
 #include "actors/watch/watch_actor.hpp"
 #include "k8s/client/client.hpp"
+#include "k8s/json/yaml.hpp"
 #include "k8s/model/selector.hpp"
 #include "messages/atoms.hpp"
 #include "runtime/actor_setup.hpp"
@@ -26,7 +27,6 @@
 #include <spdlog/spdlog.h>
 
 #include <charconv>
-#include <cstdlib>
 #include <filesystem>
 #include <pwd.h>
 #include <unistd.h>
@@ -76,16 +76,16 @@ void engine::impl::start_watches() {
   if (!pods_watch) {
     watch::watch_config pods;
     pods.resource = {"", "v1", "pods", "", "", ""};
-    pods.field_selector = opts.pods_field_selector;
-    pods.counted_pods = opts.pods_scheduler_fields_only;
+    pods.field_selector = opts.parts.pods_field_selector;
+    pods.counted_pods = opts.parts.pods_scheduler_fields_only;
     pods_watch = watch::spawn_watch<k8s::pod>(*sys, cli, pods);
     actors.push_back(pods_watch);
   }
-  if (run_scheduler() && opts.extender_address.empty() && opts.count_other_pods &&
-      !opts.pods_field_selector.empty() && !other_pods_watch) {
+  if (run_scheduler() && opts.extender.address.empty() && opts.parts.count_other_pods &&
+      !opts.parts.pods_field_selector.empty() && !other_pods_watch) {
     watch::watch_config others;
     others.resource = {"", "v1", "pods", "", "", ""};
-    others.field_selector = "spec.schedulerName!=" + k8s::escape_field_value(opts.scheduler_name) +
+    others.field_selector = "spec.schedulerName!=" + k8s::escape_field_value(opts.parts.scheduler_name) +
                             ",spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed";
     others.counted_pods = true; // the scheduler is its only subscriber, and counts them
     other_pods_watch = watch::spawn_watch<k8s::pod>(*sys, cli, others);
@@ -100,10 +100,10 @@ void engine::impl::start_watches() {
 }
 
 status engine::impl::spawn_actors() {
-  if (opts.nodes.nodes.empty() && !need_nodes_watch() && !opts.training && !opts.tasks && !opts.volume_binder &&
-      !opts.quota)
+  if (opts.parts.nodes.empty() && !need_nodes_watch() && !opts.parts.training && !opts.parts.tasks && !opts.parts.volume_binder &&
+      !opts.parts.quota)
     return ok;
-  if ((opts.training || opts.tasks) && server) {
+  if ((opts.parts.training || opts.parts.tasks) && server) {
     if (auto st = install_crds(*server, opts); !st)
       return st;
   }
@@ -112,50 +112,49 @@ status engine::impl::spawn_actors() {
     actors.push_back(recorder);
   }
   start_watches();
-  if (opts.binder)
+  if (opts.parts.binder)
     actors.push_back(binder::spawn_binder(*sys, cli, pods_watch, nodes_watch, recorder));
-  if (opts.volume_binder)
+  if (opts.parts.volume_binder)
     actors.push_back(volumes::spawn_volume_binder(*sys, cli, recorder));
-  if (opts.quota)
+  if (opts.parts.quota)
     actors.push_back(quota::spawn_quota_controller(*sys, cli, pods_watch));
   if (run_scheduler()) {
-    auto st = opts.extender_address.empty() ? spawn_scheduler(pods_watch, nodes_watch) : spawn_extender();
+    auto st = opts.extender.address.empty() ? spawn_scheduler(pods_watch, nodes_watch) : spawn_extender();
     if (!st)
       return st;
   }
-  for (const auto& node : opts.nodes.nodes) {
+  for (const auto& node : cluster_shape_of(opts.parts.nodes).nodes) {
     kubelet::kubelet_config kc;
     kc.node = node;
     kc.recorder = recorder;
-    kc.runtime = opts.kubelet_runtime;
-    kc.allow_process = opts.allow_process_runtime;
+    kc.runtime = opts.parts.kubelet_runtime;
+    kc.allow_process = opts.parts.allow_process_runtime;
     kc.run_as = process_identity;
     kc.work_dir = work_dir;
     actors.push_back(kubelet::spawn_kubelet(*sys, cli, pods_watch, kc));
   }
-  if (opts.training) {
+  if (opts.parts.training) {
     training::supervisor_config tc;
     tc.job.cli = cli;
-    tc.job.opts.scheduler_name = opts.scheduler_name;
-    if (!opts.mpi_kubectl_delivery_image.empty())
-      tc.job.opts.mpi_kubectl_delivery_image = opts.mpi_kubectl_delivery_image;
-    tc.job.opts.default_max_replicas = opts.training_max_replicas;
-    tc.job.opts.max_replicas = opts.training_max_replicas_by_kind;
+    tc.job.opts.scheduler_name = opts.parts.scheduler_name;
+    if (!opts.parts.mpi_kubectl_delivery_image.empty())
+      tc.job.opts.mpi_kubectl_delivery_image = opts.parts.mpi_kubectl_delivery_image;
+    tc.job.opts.default_max_replicas = opts.parts.training_max_replicas;
+    tc.job.opts.max_replicas = opts.parts.training_max_replicas_by_kind;
     tc.recorder = recorder;
     actors.push_back(training::spawn_training_supervisor(*sys, pods_watch, std::move(tc)));
   }
-  if (opts.tasks) {
+  if (opts.parts.tasks) {
     tasks::task_controller_config tc;
     tc.cli = cli;
-    tc.platform = opts.task_platform;
+    tc.platform = task_platform;
     tc.recorder = recorder;
-    tc.training_jobs = opts.training; // the training controller carries the jobs out
-    if (const char* ns = std::getenv("POD_NAMESPACE"); ns && *ns)
-      tc.template_namespace = ns;
+    tc.training_jobs = opts.parts.training; // the training controller carries the jobs out
+    tc.template_namespace = opts.parts.task_template_namespace;
     for (auto& a : tasks::spawn_task_controller(*sys, pods_watch, std::move(tc)))
       actors.push_back(std::move(a));
   }
-  if (opts.demo)
+  if (opts.parts.demo)
     actors.push_back(runtime::spawn_demo(*sys, cli, pods_watch, nodes_watch));
   return ok;
 }
@@ -168,16 +167,28 @@ status engine::start() {
   auto& d = *impl_;
   if (d.started)
     return ok;
-  if (!d.opts.pods_field_selector.empty()) {
-    if (auto sel = k8s::field_selector::parse(d.opts.pods_field_selector); !sel)
+  if (!d.opts.parts.pods_field_selector.empty()) {
+    if (auto sel = k8s::field_selector::parse(d.opts.parts.pods_field_selector); !sel)
       return error::bad_request("pods_field_selector: " + sel.err().message);
   }
-  // Before anything connects: a bad worker count ($KOZMO_WORKERS) is a configuration error.
+  if (d.opts.parts.tasks) { // before anything connects: a bad key is a configuration error
+    auto section = d.opts.parts.task_platform.empty() ? expected<json::value>(json::value())
+                                                     : json::parse_yaml(d.opts.parts.task_platform);
+    if (!section)
+      return error::bad_request("tasks: " + section.err().message);
+    auto platform = tasks::parse_platform_config(*section);
+    if (!platform)
+      return platform.err();
+    d.task_platform = std::move(*platform);
+  }
+  if (d.opts.leader_election.enabled && !d.opts.leader_election.lost)
+    return error::bad_request("leader_election.lost: say what losing the lease does (stop this process's writes); "
+                              "Kozmo never exits the process itself");
   d.cfg = std::make_unique<caf::actor_system_config>();
-  if (auto workers = runtime::tune_scheduler(*d.cfg, d.opts.workers); !workers)
+  if (auto workers = runtime::tune_scheduler(*d.cfg, d.opts.performance.workers); !workers)
     return workers.err();
-  if (!d.opts.nodes.nodes.empty()) {
-    auto who = process_identity(d.opts.process_user);
+  if (!d.opts.parts.nodes.empty()) {
+    auto who = process_identity(d.opts.parts.process_user);
     if (!who)
       return who.err();
     d.process_identity = *who;
@@ -185,7 +196,7 @@ status engine::start() {
   if (auto st = d.connect(); !st)
     return st;
   if (d.opts.leader_election.enabled) {
-    if (auto why = controller::check_timing(d.opts.leader_election.timing))
+    if (auto why = controller::check_timing(d.election_timing()))
       return error::bad_request(*why);
   }
   if (auto st = d.serve_http(); !st) {
@@ -208,7 +219,7 @@ status engine::start() {
   ec.lease_namespace = le.lease_namespace;
   ec.lease_name = le.lease_name;
   ec.identity = le.identity;
-  ec.timing = le.timing;
+  ec.timing = d.election_timing();
   std::lock_guard lock(d.lead_mu);
   d.recorder = controller::spawn_event_recorder(*d.sys, d.cli); // "... became leader" on the Lease
   d.actors.push_back(d.recorder);
@@ -216,13 +227,7 @@ status engine::start() {
   ec.recorder = d.recorder;
   auto* impl = impl_.get();
   ec.started_leading = [impl] { impl->on_leading(); };
-  ec.stopped_leading = [lost = le.lost] {
-    if (lost)
-      return lost();
-    spdlog::critical("kozmo: leader election lost; exiting so that no write follows");
-    spdlog::shutdown();
-    std::_Exit(1);
-  };
+  ec.stopped_leading = le.lost;
   d.elector = controller::spawn_leader_elector(*d.sys, d.cli, std::move(ec));
   d.actors.push_back(d.elector);
   return ok;
@@ -284,8 +289,6 @@ std::string engine::url() const {
   return impl_->cli ? impl_->cli->cfg().server : std::string();
 }
 
-std::shared_ptr<client::client> engine::api() const { return impl_->cli; }
-
 std::uint16_t engine::metrics_port() const {
   return impl_->metrics_server ? impl_->metrics_server->port() : 0;
 }
@@ -296,11 +299,26 @@ std::uint16_t engine::extender_port() const {
   return impl_->extender_server ? impl_->extender_server->port() : 0;
 }
 
-caf::actor_system& engine::system() { return *impl_->sys; }
+std::future<inspect_answer> engine::inspect(const std::string& path) const {
+  auto answer = std::make_shared<std::promise<inspect_answer>>();
+  auto future = answer->get_future();
+  if (!impl_->http) { // before start()
+    answer->set_value({503, json::dump(json::object{{"code", 503}, {"message", "Kozmo is not running"}})});
+    return future;
+  }
+  impl_->http->inspect(path, [answer](scheduler::inspect_answer a) {
+    answer->set_value({static_cast<int>(a.status), std::move(a.body)});
+  });
+  return future;
+}
 
-caf::actor engine::scheduler() const { return impl_->scheduler; }
+caf::actor_system& engine_internal::system(engine& e) { return *e.impl_->sys; }
 
-caf::actor engine::pods_watch() const { return impl_->pods_watch; }
+caf::actor engine_internal::scheduler(const engine& e) { return e.impl_->scheduler; }
+
+caf::actor engine_internal::pods_watch(const engine& e) { return e.impl_->pods_watch; }
+
+std::shared_ptr<client::client> engine_internal::api(const engine& e) { return e.impl_->cli; }
 
 apiserver::server* engine_internal::embedded_server(engine& e) { return e.impl_->server.get(); }
 

@@ -16,12 +16,13 @@
 namespace kozmo {
 
 status engine::impl::make_work_dir() {
-  if (!opts.embedded_apiserver || opts.nodes.nodes.empty())
+  if (!opts.api.embedded || opts.parts.nodes.empty())
     return ok;
-  work_dir = !opts.work_dir.empty() ? opts.work_dir : opts.data_dir;
+  work_dir = !opts.parts.work_dir.empty() ? opts.parts.work_dir : opts.api.data_dir;
   if (work_dir.empty()) {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/kozmo-local.XXXXXX";
+    std::error_code tmp_ec;
+    std::filesystem::path tmp = std::filesystem::temp_directory_path(tmp_ec);
+    std::string pattern = (tmp_ec ? std::filesystem::path("/tmp") : tmp).string() + "/kozmo-local.XXXXXX";
     if (!::mkdtemp(pattern.data()))
       return error{"cannot create a work directory " + pattern + ": " + std::strerror(errno)};
     work_dir = pattern;
@@ -37,12 +38,12 @@ status engine::impl::make_work_dir() {
 status engine::impl::connect() {
   client::config ccfg;
   http = std::make_shared<local_backend>();
-  if (opts.embedded_apiserver) {
+  if (opts.api.embedded) {
     if (auto st = make_work_dir(); !st)
       return st;
     apiserver::server::options sopts;
-    if (opts.embedded_secure) {
-      auto made = runtime::local_credentials_in(opts.data_dir);
+    if (opts.api.secure) {
+      auto made = runtime::local_credentials_in(opts.api.data_dir);
       if (!made)
         return error{"cannot make the API server's certificates: " + made.err().message};
       credentials = std::move(*made);
@@ -52,11 +53,11 @@ status engine::impl::connect() {
       ccfg.client_cert_pem = credentials->admin.cert_pem;
       ccfg.client_key_pem = credentials->admin.key_pem;
     }
-    sopts.port = opts.port;
-    sopts.data_dir = opts.data_dir;
+    sopts.port = opts.api.port;
+    sopts.data_dir = opts.api.data_dir;
     if (!work_dir.empty())
       sopts.pod_logs_dir = pod_logs::pod_logs_root(work_dir);
-    sopts.event_ttl = std::chrono::seconds(opts.event_ttl_seconds);
+    sopts.event_ttl = std::chrono::seconds(opts.api.event_ttl_seconds);
     server = std::make_unique<apiserver::server>(sopts);
     auto port = server->start();
     if (!port)
@@ -66,20 +67,20 @@ status engine::impl::connect() {
     // Loopback to our own server: the limit only guards against runaway loops.
     ccfg.qps = 2000;
     ccfg.burst = 4000;
-  } else if (!opts.server_url.empty()) {
-    ccfg.server = opts.server_url;
+  } else if (!opts.api.server_url.empty()) {
+    ccfg.server = opts.api.server_url;
   } else {
-    auto loaded = client::discover_config(opts.kubeconfig);
+    auto loaded = client::discover_config(opts.api.kubeconfig);
     if (!loaded)
       return loaded.err();
     ccfg = *loaded;
   }
-  if (opts.client_qps > 0) {
-    ccfg.qps = opts.client_qps;
-    ccfg.burst = opts.client_burst > 0 ? opts.client_burst : static_cast<int>(opts.client_qps * 2);
+  if (opts.performance.client_qps > 0) {
+    ccfg.qps = opts.performance.client_qps;
+    ccfg.burst = opts.performance.client_burst > 0 ? opts.performance.client_burst : static_cast<int>(opts.performance.client_qps * 2);
   }
-  if (opts.client_connections > 0)
-    ccfg.max_connections = opts.client_connections;
+  if (opts.performance.client_connections > 0)
+    ccfg.max_connections = opts.performance.client_connections;
   ccfg.user_agent = "kozmo/0.1";
   cli = std::make_shared<client::client>(ccfg);
   return ok;

@@ -40,9 +40,9 @@ status install_crds(apiserver::server& srv, const engine_options& opts) {
       if (const json::value* names = obj.at_path({"spec", "names"}); names != nullptr)
         kind = names->get_string("kind");
       if (training::traits_for(kind) != nullptr) {
-        auto it = opts.training_max_replicas_by_kind.find(kind);
+        auto it = opts.parts.training_max_replicas_by_kind.find(kind);
         if (json::value* versions = obj.at_path({"spec", "versions"}))
-          cap_replicas(*versions, it == opts.training_max_replicas_by_kind.end() ? opts.training_max_replicas
+          cap_replicas(*versions, it == opts.parts.training_max_replicas_by_kind.end() ? opts.parts.training_max_replicas
                                                                                  : it->second);
       }
       if (auto applied = srv.apply_object(obj); !applied)

@@ -15,13 +15,13 @@ namespace {
 
 // The metrics address's certificate: the files given, else self-signed.
 expected<extender::tls_options> metrics_identity(const engine_options& o) {
-  return runtime::serving_identity_files(o.tls_cert_file, o.tls_key_file, "metrics");
+  return runtime::serving_identity_files(o.serving.tls_cert_file, o.serving.tls_key_file, "metrics");
 }
 
 } // namespace
 
 void engine::impl::add_embedded_routes() {
-  if (opts.fault_injection)
+  if (opts.api.fault_injection)
     server->add_route("/debug/faults", {[srv = server.get()](const std::string& method, const std::string&,
                                                               const std::string& body, auto reply) {
                                           reply(apiserver::fault_route(srv->faults(), method, body));
@@ -63,39 +63,39 @@ status engine::impl::serve_http() {
   };
   using rk = extender::route_kind;
   std::optional<extender::tls_options> metrics_tls;
-  if (opts.metrics_secure && !opts.metrics_address.empty()) {
+  if (opts.serving.metrics_secure && !opts.serving.metrics_address.empty()) {
     auto tls = metrics_identity(opts);
     if (!tls)
       return tls.err();
     metrics_tls = std::move(*tls);
   }
-  if (auto st = serve(opts.metrics_address, {rk::metrics, rk::inspect}, metrics_server, "metrics address",
+  if (auto st = serve(opts.serving.metrics_address, {rk::metrics, rk::inspect}, metrics_server, "metrics address",
                      std::move(metrics_tls)); !st)
     return st;
-  if (auto st = serve(opts.probe_address, {rk::healthz, rk::readyz}, probe_server, "health probe address", {});
+  if (auto st = serve(opts.serving.probe_address, {rk::healthz, rk::readyz}, probe_server, "health probe address", {});
       !st)
     return st;
-  if (!opts.extender_address.empty()) {
+  if (!opts.extender.address.empty()) {
     std::optional<extender::tls_options> tls;
-    if (!opts.extender_insecure) {
-      auto id = runtime::serving_identity(opts.extender_cert_pem, opts.extender_key_pem, "the extender verbs");
+    if (!opts.extender.insecure) {
+      auto id = runtime::serving_identity(opts.extender.cert_pem, opts.extender.key_pem, "the extender verbs");
       if (!id)
         return id.err();
-      id->client_ca_pem = opts.extender_client_ca_pem;
+      id->client_ca_pem = opts.extender.client_ca_pem;
       tls = std::move(*id);
     }
     http->set_extender(nullptr, error{opts.leader_election.enabled ? "this replica stands by (leader election): the "
                                                                      "leader answers kube-scheduler"
                                                                    : "the scheduler is starting",
                                       503, "ServiceUnavailable"});
-    if (auto st = serve(opts.extender_address, {rk::filter, rk::preempt, rk::bind}, extender_server,
+    if (auto st = serve(opts.extender.address, {rk::filter, rk::preempt, rk::bind}, extender_server,
                         "scheduler.extender.bindAddress", std::move(tls));
         !st)
       return st;
-    if (opts.extender_insecure)
+    if (opts.extender.insecure)
       spdlog::warn("http: kube-scheduler's extender verbs on {} over plain HTTP, for anyone who can reach it "
                    "(scheduler.extender.insecure)",
-                   opts.extender_address);
+                   opts.extender.address);
   }
   http->set_readiness([this]() -> std::string {
     std::lock_guard lock(lead_mu);

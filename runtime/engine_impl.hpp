@@ -8,7 +8,10 @@
 //   runtime/engine_crds.cpp       Kozmo's CRDs on the embedded server
 #pragma once
 
-#include "runtime/engine.hpp"
+#include "runtime/engine_internal.hpp"
+
+#include "actors/controller/leader_election.hpp"
+#include "actors/tasks/platform_config.hpp"
 
 #include "actors/extender/extender_server.hpp"
 #include "k8s/apiserver/server.hpp"
@@ -65,6 +68,12 @@ struct engine::impl {
   // The process runtime's work directory (engine_options::work_dir).
   std::string work_dir;
   bool remove_work_dir = false;
+  tasks::platform_config task_platform; // parts.task_platform, parsed at start
+
+  controller::election_timing election_timing() const {
+    const auto& le = opts.leader_election;
+    return {le.lease_duration, le.renew_deadline, le.retry_period};
+  }
 
   // ---- the API (runtime/engine_api.cpp) ----
   // The process runtime's work directory: the one given, data_dir, or a fresh one removed at stop.
@@ -83,8 +92,8 @@ struct engine::impl {
   // ---- the parts (runtime/engine.cpp) ----
   // Won the lease: start the controllers (once; not after stop()).
   void on_leading();
-  bool run_scheduler() const { return !opts.scheduler_config.empty() || opts.scheduler_from_nodes; }
-  bool need_nodes_watch() const { return opts.binder || opts.demo || run_scheduler(); }
+  bool run_scheduler() const { return !opts.parts.scheduler_config.empty() || opts.parts.scheduler_from_nodes; }
+  bool need_nodes_watch() const { return opts.parts.binder || opts.parts.demo || run_scheduler(); }
   // The shared pods and nodes watches (read-only). With leader election they start at once, so
   // that a standby's caches are warm when it takes over: no LIST of every pod then.
   void start_watches();

@@ -32,8 +32,8 @@ expected<std::string> scheduler_config_text(const std::string& text_or_path) {
 // The HiveD configuration of the extender: the one given, or one derived from the cluster's
 // GPU nodes now (the extender does not follow nodes that join later).
 expected<std::string> engine::impl::scheduler_yaml() {
-  if (!opts.scheduler_config.empty())
-    return scheduler_config_text(opts.scheduler_config);
+  if (!opts.parts.scheduler_config.empty())
+    return scheduler_config_text(opts.parts.scheduler_config);
   client::list_options from_cache; // the API server's watch cache, as the nodes watch lists too
   from_cache.resource_version = "0";
   auto nodes = cli->list({"", "v1", "nodes", "", "", ""}, from_cache);
@@ -76,8 +76,8 @@ status engine::impl::spawn_extender() {
 
 status engine::impl::spawn_scheduler(const caf::actor& pods_watch, const caf::actor& nodes_watch) {
   scheduler::scheduler_actor_config sc;
-  if (!opts.scheduler_config.empty()) {
-    auto text = scheduler_config_text(opts.scheduler_config);
+  if (!opts.parts.scheduler_config.empty()) {
+    auto text = scheduler_config_text(opts.parts.scheduler_config);
     if (!text)
       return text.err();
     sc.config_yaml = std::move(*text);
@@ -94,8 +94,8 @@ status engine::impl::spawn_scheduler(const caf::actor& pods_watch, const caf::ac
           return runtime::hived_config_from_shape(runtime::shape_from_nodes(nodes));
         }};
   }
-  sc.scheduler_name = opts.scheduler_name;
-  sc.count_other_pods = opts.count_other_pods;
+  sc.scheduler_name = opts.parts.scheduler_name;
+  sc.count_other_pods = opts.parts.count_other_pods;
   sc.other_pods_watch = other_pods_watch;
   sc.recorder = recorder;
   auto ready = std::make_shared<std::atomic<bool>>(false);

@@ -2,7 +2,7 @@
 // answer: the embedded server's routes answer through a callback, so a request that waits holds
 // no io thread, and more waiting requests than the server has io threads leave kubectl served.
 #include "k8s/apiserver/server.hpp"
-#include "runtime/engine.hpp"
+#include "runtime/engine_internal.hpp"
 #include "runtime/engine_internal.hpp"
 
 #include <catch2/catch.hpp>
@@ -115,7 +115,7 @@ TEST_CASE("inspect requests a scheduler leaves unanswered do not keep kubectl ge
     return;
   }
   engine_options o;
-  o.embedded_apiserver = true;
+  o.api.embedded = true;
   engine e(o);
   auto started = e.start();
   INFO((started ? "" : started.err().message));
