@@ -59,7 +59,9 @@ public:
 
   // The GPU scheduler's inspect API in process (inspect.hpp): the answer arrives on one of
   // Kozmo's threads once the scheduler has it (after it has recovered the cluster's placements
-  // at start); 503 at once when no scheduler runs. Wait with a timeout of the host's choosing.
+  // at start); 503 at once when no scheduler runs. Wait with a timeout of the host's choosing. A
+  // question still open when the engine stops is never answered: its future's get() throws
+  // std::future_error (broken_promise).
   std::future<inspect_answer> inspect(const std::string& path) const;
 
 private:
