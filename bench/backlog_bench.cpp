@@ -10,7 +10,7 @@
 // never fit while every node is half used, though their VC's quota says otherwise — and the
 // small gang is timed again behind them.
 #include "bench/bench_support.hpp"
-#include "runtime/engine.hpp"
+#include "runtime/engine_internal.hpp"
 #include "runtime/hived_shape.hpp"
 
 #include <algorithm>
@@ -88,17 +88,17 @@ int main(int argc, char** argv) {
   const int backlog = argc > 2 ? std::atoi(argv[2]) : 5000;
   const int trials = argc > 3 ? std::atoi(argv[3]) : 5;
   engine_options o;
-  o.embedded_apiserver = true;
-  o.nodes = kubelet::uniform_cluster(nodes, 8, "node");
-  for (auto& n : o.nodes.nodes) n.pods = "500";
-  o.scheduler_config = runtime::hived_config_from_shape(o.nodes);
-  o.client_qps = 50000;
+  o.api.embedded = true;
+  o.parts.nodes = kozmo::uniform_nodes(nodes, 8, "node");
+  for (auto& n : o.parts.nodes) n.pods = "500";
+  o.parts.scheduler_config = runtime::hived_config_from_shape(kozmo::cluster_shape_of(o.parts.nodes));
+  o.performance.client_qps = 50000;
   engine e(o);
   if (auto st = e.start(); !st) {
     std::cerr << "engine: " << st.err().message << "\n";
     return 1;
   }
-  auto cli = e.api();
+  auto cli = engine_internal::api(e);
   for (int i = 0; i < 400; ++i) {
     auto list = cli->list({"", "v1", "nodes", "", "", ""});
     if (list && static_cast<int>(list->find("items")->as_array().size()) == nodes) break;

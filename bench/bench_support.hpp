@@ -3,7 +3,7 @@
 #pragma once
 
 #include "k8s/client/client.hpp"
-#include "runtime/engine.hpp"
+#include "runtime/engine_internal.hpp"
 
 #include <malloc.h>
 
@@ -21,14 +21,14 @@ namespace kozmo::bench {
 // expire; with `tasks`, the task controller.
 inline engine_options local_cluster(int nodes, bool tasks) {
   engine_options o;
-  o.embedded_apiserver = true;
-  o.nodes = kubelet::uniform_cluster(nodes, 8, "node");
-  for (auto& n : o.nodes.nodes)
+  o.api.embedded = true;
+  o.parts.nodes = kozmo::uniform_nodes(nodes, 8, "node");
+  for (auto& n : o.parts.nodes)
     n.pods = "1000";
-  o.binder = true;
-  o.tasks = tasks;
-  o.client_qps = 50000;
-  o.event_ttl_seconds = 0;
+  o.parts.binder = true;
+  o.parts.tasks = tasks;
+  o.performance.client_qps = 50000;
+  o.api.event_ttl_seconds = 0;
   return o;
 }
 

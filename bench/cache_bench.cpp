@@ -21,7 +21,7 @@
 #include "k8s/model/custom_object.hpp"
 #include "messages/atoms.hpp"
 #include "messages/watch_messages.hpp"
-#include "runtime/engine.hpp"
+#include "runtime/engine_internal.hpp"
 
 #include <caf/all.hpp>
 
@@ -116,8 +116,8 @@ int main(int argc, char** argv) {
   auto log = std::make_shared<seen_log>();
   watch::watch_config wc;
   wc.resource = {"kozmo.io", "v1alpha1", "taskexecutions", "", "", ""};
-  auto tasks_watch = watch::spawn_watch<k8s::custom_object>(e.system(), user, wc);
-  auto watcher = e.system().spawn(task_watcher, tasks_watch, log);
+  auto tasks_watch = watch::spawn_watch<k8s::custom_object>(engine_internal::system(e), user, wc);
+  auto watcher = engine_internal::system(e).spawn(task_watcher, tasks_watch, log);
   const client::resource_ref where{"kozmo.io", "v1alpha1", "taskexecutions", "default", "", ""};
 
   // 1. Warm-up.

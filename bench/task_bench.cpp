@@ -29,7 +29,7 @@
 #include "k8s/model/codec.hpp"
 #include "messages/atoms.hpp"
 #include "messages/watch_messages.hpp"
-#include "runtime/engine.hpp"
+#include "runtime/engine_internal.hpp"
 
 #include <caf/all.hpp>
 
@@ -190,7 +190,7 @@ using bench::local_cluster;
 
 void wait_for_nodes(engine& e, int nodes) {
   for (int i = 0; i < 200; ++i) {
-    auto list = e.api()->list({"", "v1", "nodes", "", "", ""});
+    auto list = engine_internal::api(e)->list({"", "v1", "nodes", "", "", ""});
     if (list && static_cast<int>(list->find("items")->as_array().size()) == nodes)
       return;
     std::this_thread::sleep_for(50ms);
@@ -205,7 +205,7 @@ double run_to_succeeded(engine& e, const client::resource_ref& where, std::vecto
                         double& answered_at, double& requests) {
   const char* tl = std::getenv("KOZMO_BENCH_TIMELINE");
   const bool timeline = tl && std::string(tl) == "1";
-  auto progress = e.system().spawn(pod_progress, e.pods_watch(), prefix);
+  auto progress = engine_internal::system(e).spawn(pod_progress, engine_internal::pods_watch(e), prefix);
   auto start = steady::now();
   double cpu_start = cpu_seconds();
   long switches_start = context_switches();
@@ -218,7 +218,7 @@ double run_to_succeeded(engine& e, const client::resource_ref& where, std::vecto
   auto next_line = steady::now();
   double t = seconds_until(
       [&] {
-        auto c = count(e.system(), progress);
+        auto c = count(engine_internal::system(e), progress);
         if (timeline && steady::now() >= next_line) {
           next_line += 1s;
           std::printf("    %5.1f s: pods %llu seen, %llu bound, %llu Succeeded; %llu objects done\n",
@@ -314,7 +314,7 @@ void flood(int n, int events, int nodes) {
     return;
   }
   wait_for_nodes(e, nodes);
-  auto cli = e.api();
+  auto cli = engine_internal::api(e);
   for (int i = 0; i < n; ++i)
     cli->create({"kozmo.io", "v1alpha1", "taskexecutions", "default", "", ""},
                 *json::parse(R"({"apiVersion":"kozmo.io/v1alpha1","kind":"TaskExecution","metadata":{"name":"flood-)" +

@@ -34,7 +34,7 @@
 #include "messages/atoms.hpp"
 #include "messages/scheduler_messages.hpp"
 #include "messages/watch_messages.hpp"
-#include "runtime/engine.hpp"
+#include "runtime/engine_internal.hpp"
 #include "runtime/hived_shape.hpp"
 
 #include <caf/all.hpp>
@@ -128,9 +128,9 @@ counts count(caf::actor_system& sys, const caf::actor& counter) {
 
 // The affinity groups the scheduler holds (its inspect answer, which waits for recovery).
 int scheduler_groups(engine& e) {
-  caf::scoped_actor self{e.system()};
+  caf::scoped_actor self{engine_internal::system(e)};
   int groups = -1;
-  self->request(e.scheduler(), 120s, inspect_request{"/v1/inspect/affinitygroups"})
+  self->request(engine_internal::scheduler(e), 120s, inspect_request{"/v1/inspect/affinitygroups"})
       .receive(
           [&](const inspect_reply& r) {
             auto body = json::parse(r.body);
@@ -147,10 +147,10 @@ using bench::seconds_until;
 // Deletes every job (background propagation, as kubectl does) and times the garbage collection
 // of their pods, and the scheduler letting go of their gangs.
 void teardown(engine& e, const std::vector<std::string>& jobs, bool gpu) {
-  auto counter = e.system().spawn(running_counter, e.pods_watch(), std::string());
-  auto cli = e.api();
+  auto counter = engine_internal::system(e).spawn(running_counter, engine_internal::pods_watch(e), std::string());
+  auto cli = engine_internal::api(e);
   const int n = static_cast<int>(jobs.size());
-  seconds_until([&] { return count(e.system(), counter).live >= static_cast<std::uint64_t>(n) * 4; }, 60s);
+  seconds_until([&] { return count(engine_internal::system(e), counter).live >= static_cast<std::uint64_t>(n) * 4; }, 60s);
   std::atomic<int> answered{0}, failed{0};
   auto t0 = std::chrono::steady_clock::now();
   for (const auto& name : jobs)
@@ -160,7 +160,7 @@ void teardown(engine& e, const std::vector<std::string>& jobs, bool gpu) {
     });
   seconds_until([&] { return answered == n; }, 60s);
   double deleted = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  double pods_gone = seconds_until([&] { return count(e.system(), counter).live == 0; }, 120s);
+  double pods_gone = seconds_until([&] { return count(engine_internal::system(e), counter).live == 0; }, 120s);
   if (pods_gone >= 0)
     pods_gone += deleted;
   std::printf("  delete all jobs: answered      %.2f s (%d failed)\n", deleted, failed.load());
@@ -187,14 +187,14 @@ long rss_kib() {
 // gang (its pods deleted; the training controller recreates them, and they wait) and runs in
 // its GPUs. Times the urgent jobs from create to every pod Running.
 void preempt(engine& e, int urgent) {
-  auto counter = e.system().spawn(running_counter, e.pods_watch(), std::string("urgent-"));
-  auto cli = e.api();
+  auto counter = engine_internal::system(e).spawn(running_counter, engine_internal::pods_watch(e), std::string("urgent-"));
+  auto cli = engine_internal::api(e);
   const std::uint64_t want = static_cast<std::uint64_t>(urgent) * 4;
   for (int i = 0; i < urgent; ++i)
     cli->create({"kubeflow.org", "v1", "pytorchjobs", "default", "", ""},
                 *json::parse(job_json(i, true, "urgent-", 10)), [](expected<json::value>) {});
-  double bound = seconds_until([&] { return count(e.system(), counter).bound >= want; }, 120s);
-  double running = seconds_until([&] { return count(e.system(), counter).running >= want; }, 120s);
+  double bound = seconds_until([&] { return count(engine_internal::system(e), counter).bound >= want; }, 120s);
+  double running = seconds_until([&] { return count(engine_internal::system(e), counter).running >= want; }, 120s);
   if (running >= 0 && bound >= 0)
     running += bound;
   std::printf("  %d priority-10 jobs on the full cluster (each preempts a gang):\n", urgent);
@@ -206,7 +206,7 @@ void preempt(engine& e, int urgent) {
 // Cordons the first `n` nodes (spec.unschedulable, as kubectl cordon does): to the GPU scheduler
 // their GPUs are bad from then on.
 void cordon(engine& e, int n) {
-  auto cli = e.api();
+  auto cli = engine_internal::api(e);
   json::value body;
   body["spec"]["unschedulable"] = true;
   int failed = 0;
@@ -222,8 +222,8 @@ void cordon(engine& e, int n) {
 double heap_after_teardown(engine& e) {
   std::this_thread::sleep_for(6s);
   json::value cm = *json::parse(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"tick"}})");
-  (void)e.api()->create({"", "v1", "configmaps", "default", "", ""}, cm);
-  (void)e.api()->remove({"", "v1", "configmaps", "default", "tick", ""});
+  (void)engine_internal::api(e)->create({"", "v1", "configmaps", "default", "", ""}, cm);
+  (void)engine_internal::api(e)->remove({"", "v1", "configmaps", "default", "tick", ""});
   std::this_thread::sleep_for(1s);
   return heap_mib();
 }
@@ -232,25 +232,25 @@ void throughput(int jobs, int nodes, bool gpu, bool restart, int urgent, int cor
   engine_options o;
   char dir_template[] = "/tmp/kozmo-training-bench-XXXXXX";
   if (restart && mkdtemp(dir_template))
-    o.data_dir = dir_template; // the server keeps its objects, so that a second engine finds them
-  o.embedded_apiserver = true;
-  o.nodes = kubelet::uniform_cluster(nodes, 8, "node");
-  for (auto& n : o.nodes.nodes)
+    o.api.data_dir = dir_template; // the server keeps its objects, so that a second engine finds them
+  o.api.embedded = true;
+  o.parts.nodes = kozmo::uniform_nodes(nodes, 8, "node");
+  for (auto& n : o.parts.nodes)
     n.pods = "500";
-  o.binder = true;
+  o.parts.binder = true;
   // Events expire 5 s after their last write (kube-apiserver keeps them 1 h), so that the heap
   // after the teardown shows what else stays behind.
-  o.event_ttl_seconds = 5;
+  o.api.event_ttl_seconds = 5;
   if (gpu)
-    o.scheduler_config = runtime::hived_config_from_shape(o.nodes);
-  o.training = true;
-  o.client_qps = 50000;
+    o.parts.scheduler_config = runtime::hived_config_from_shape(kozmo::cluster_shape_of(o.parts.nodes));
+  o.parts.training = true;
+  o.performance.client_qps = 50000;
   engine e(o);
   if (auto st = e.start(); !st) {
     std::cerr << "engine: " << st.err().message << "\n";
     return;
   }
-  auto cli = e.api();
+  auto cli = engine_internal::api(e);
   std::fprintf(stderr, "training_bench: API server at %s\n", e.url().c_str());
   for (int i = 0; i < 200; ++i) {
     auto list = cli->list({"", "v1", "nodes", "", "", ""});
@@ -261,8 +261,8 @@ void throughput(int jobs, int nodes, bool gpu, bool restart, int urgent, int cor
   // The counter follows the engine's own pods watch: a second watch would double the
   // watch-decoding work the bench is measuring the controllers under.
   const double heap_before = heap_mib(); // nodes registered, no job yet
-  auto pods_watch = e.pods_watch();
-  auto counter = e.system().spawn(running_counter, pods_watch, std::string("bench-"));
+  auto pods_watch = engine_internal::pods_watch(e);
+  auto counter = engine_internal::system(e).spawn(running_counter, pods_watch, std::string("bench-"));
   std::vector<json::value> bodies;
   for (int i = 0; i < jobs; ++i)
     bodies.push_back(*json::parse(job_json(i, gpu)));
@@ -279,7 +279,7 @@ void throughput(int jobs, int nodes, bool gpu, bool restart, int urgent, int cor
     // Until every pod runs, or nothing moved for 15 s once all are bound, or 300 s.
     while (!all_running && clock::now() < start + 300s && !(all_bound && clock::now() - last_progress > 15s)) {
       std::this_thread::sleep_for(20ms);
-      const counts c = count(e.system(), counter);
+      const counts c = count(engine_internal::system(e), counter);
       seen = c.seen;
       if (c.bound != bound || c.running != running)
         last_progress = clock::now();
@@ -334,12 +334,12 @@ void throughput(int jobs, int nodes, bool gpu, bool restart, int urgent, int cor
     double started = std::chrono::duration<double>(clock::now() - t0).count();
     int groups = gpu ? scheduler_groups(again) : 0;
     double recovered = std::chrono::duration<double>(clock::now() - t0).count();
-    std::printf("  restart: engine started:      %.2f s (the server reloaded %s)\n", started, o.data_dir.c_str());
+    std::printf("  restart: engine started:      %.2f s (the server reloaded %s)\n", started, o.api.data_dir.c_str());
     if (gpu)
       std::printf("  restart -> scheduler ready:   %.2f s (%d affinity groups recovered)\n", recovered, groups);
     teardown(again, names, gpu);
     again.stop();
-    std::filesystem::remove_all(o.data_dir);
+    std::filesystem::remove_all(o.api.data_dir);
     return;
   }
   caf::anon_send_exit(counter, caf::exit_reason::user_shutdown);
@@ -352,10 +352,10 @@ void throughput(int jobs, int nodes, bool gpu, bool restart, int urgent, int cor
               heap_before, heap_peak, heap_after_teardown(e));
   // The same jobs again, on the same engine: a leak shows as a heap that keeps growing.
   for (int c = 2; c <= cycles; ++c) {
-    auto again = e.system().spawn(running_counter, e.pods_watch(), std::string("bench-"));
+    auto again = engine_internal::system(e).spawn(running_counter, engine_internal::pods_watch(e), std::string("bench-"));
     for (auto& b : bodies)
       cli->create({"kubeflow.org", "v1", "pytorchjobs", "default", "", ""}, b, [](expected<json::value>) {});
-    double up = seconds_until([&] { return count(e.system(), again).running >= want; }, 300s);
+    double up = seconds_until([&] { return count(engine_internal::system(e), again).running >= want; }, 300s);
     caf::anon_send_exit(again, caf::exit_reason::user_shutdown);
     std::vector<std::string> same(names.begin(), names.begin() + jobs);
     teardown(e, same, gpu);
@@ -364,7 +364,7 @@ void throughput(int jobs, int nodes, bool gpu, bool restart, int urgent, int cor
   }
   if (std::getenv("KOZMO_BENCH_COUNT_OBJECTS")) {
     for (const char* r : {"events", "pods", "services", "configmaps"}) {
-      auto l = e.api()->list({"", "v1", r, "", "", ""});
+      auto l = engine_internal::api(e)->list({"", "v1", r, "", "", ""});
       std::printf("    %s left: %zu\n", r, l ? l->find("items")->as_array().size() : 0);
     }
   }

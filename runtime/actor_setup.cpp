@@ -10,9 +10,9 @@
 
 namespace kozmo::runtime {
 
-expected<unsigned> tune_scheduler(caf::actor_system_config& cfg, int requested) {
+expected<unsigned> tune_scheduler(caf::actor_system_config& cfg, int requested, const char* workers_env) {
   auto budget = current_cpu_budget();
-  auto workers = worker_count(requested, std::getenv("KOZMO_WORKERS"), budget);
+  auto workers = worker_count(requested, workers_env, budget);
   if (!workers)
     return workers;
   if (budget.quota)
@@ -25,6 +25,15 @@ expected<unsigned> tune_scheduler(caf::actor_system_config& cfg, int requested) 
   cfg.set("work-stealing.moderate-poll-attempts", 1);
   cfg.set("work-stealing.aggressive-poll-attempts", 20);
   return workers;
+}
+
+expected<int> workers_from_environment() {
+  cpu_budget unset;
+  unset.workers = 0; // no variable: 0, the engine's "one per CPU"
+  auto workers = worker_count(0, std::getenv("KOZMO_WORKERS"), unset);
+  if (!workers)
+    return workers.err();
+  return static_cast<int>(*workers);
 }
 
 } // namespace kozmo::runtime

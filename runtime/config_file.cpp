@@ -119,7 +119,7 @@ status parse_scheduler(const json::value& v, scheduler_section& out, const std::
         return error::bad_request("scheduler.config: must be HiveD's configuration as a map (physicalCluster, "
                                   "virtualClusters, ...)");
       // JSON is YAML: the scheduler's parser reads it. The newline marks it as text, not a path
-      // (engine_options::scheduler_config takes either).
+      // (engine_options::parts.scheduler_config takes either).
       out.config_text = json::dump(val) + "\n";
       inline_given = true;
     } else if (key == "configFile") {
@@ -260,10 +260,12 @@ expected<kozmo_config> parse_config(const std::string& text, const std::string& 
     status st = ok;
     if (section == "tasks") {
       auto t = tasks::parse_platform_config(value);
-      if (!t)
+      if (!t) {
         st = t.err();
-      else
+      } else {
         out.tasks = std::move(*t);
+        out.tasks_section = json::dump(value);
+      }
     } else if (section == "scheduler") {
       st = parse_scheduler(value, out.scheduler, base_dir);
     } else if (section == "client") {

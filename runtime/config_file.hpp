@@ -67,6 +67,7 @@ struct training_section {
 
 struct kozmo_config {
   tasks::platform_config tasks;
+  std::string tasks_section; // the same section as JSON text, for engine_options::parts.task_platform
   training_section training;
   scheduler_section scheduler;
   client_section client;

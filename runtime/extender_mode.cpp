@@ -20,6 +20,7 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include <cstdlib>
 #include <iostream>
 #include <optional>
 
@@ -98,7 +99,7 @@ int run_extender(const extender_cli_options& opts) {
   auto cli = std::make_shared<client::client>(*ccfg);
 
   caf::actor_system_config sys_cfg;
-  if (auto workers = tune_scheduler(sys_cfg); !workers)
+  if (auto workers = tune_scheduler(sys_cfg, 0, std::getenv("KOZMO_WORKERS")); !workers)
     return fail(workers.err().message);
   int rc = 0;
   {

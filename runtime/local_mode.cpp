@@ -2,7 +2,8 @@
 
 #include "k8s/serve/limits.hpp"
 #include "runtime/config_file.hpp"
-#include "runtime/engine.hpp"
+#include "runtime/engine_internal.hpp"
+#include "runtime/environment.hpp"
 #include "runtime/hived_shape.hpp"
 #include "runtime/logging.hpp"
 #include "runtime/signals.hpp"
@@ -77,16 +78,26 @@ expected<kubelet::cluster_shape> load_shape(const std::string& file, int nodes, 
 
 engine_options embedded_server(std::uint16_t port, const std::string& data_dir, std::int64_t event_ttl_seconds) {
   engine_options eo;
-  eo.embedded_apiserver = true;
-  eo.port = port;
-  eo.data_dir = data_dir;
-  eo.event_ttl_seconds = event_ttl_seconds;
+  eo.api.embedded = true;
+  eo.api.port = port;
+  eo.api.data_dir = data_dir;
+  eo.api.event_ttl_seconds = event_ttl_seconds;
   return eo;
 }
 
 // The life of every engine-backed sub-command: start, say what runs (a non-zero answer from
 // `started` is the exit code), wait for SIGINT/SIGTERM, stop. A failed start prints why and
 // exits with `start_failure`.
+// The options with what the environment says ($KOZMO_WORKERS, $POD_NAMESPACE); an error is
+// printed, as a failed start's would be.
+bool from_environment(engine_options& eo) {
+  if (auto st = apply_environment(eo); !st) {
+    std::cerr << "kozmo: " << st.err().message << "\n";
+    return false;
+  }
+  return true;
+}
+
 int run_engine(engine& e, const shutdown_signals& signals, int start_failure, const std::function<int()>& started,
                const std::function<void(int)>& stopping = {}) {
   if (auto st = e.start(); !st) {
@@ -122,22 +133,24 @@ int run_local(const local_options& opts) {
   const auto* shape = &cluster->shape;
   shutdown_signals signals;
   auto eo = embedded_server(opts.port, opts.data_dir, opts.event_ttl_seconds);
-  eo.nodes = *shape;
-  eo.kubelet_runtime = opts.runtime;
-  eo.allow_process_runtime = opts.allow_process_runtime;
-  eo.process_user = opts.process_user;
-  eo.fault_injection = opts.fault_injection;
-  eo.binder = true;
-  eo.volume_binder = true;
-  eo.quota = true;
-  eo.scheduler_config = cluster->hived_config;
-  eo.demo = opts.demo;
-  eo.training = true; // every training job kind; their CRDs are installed at start
-  eo.tasks = true;    // TaskExecution, ResourcePool
-  eo.count_other_pods = config->scheduler.count_other_pods;
-  eo.task_platform = std::move(config->tasks);
-  eo.training_max_replicas = config->training.default_max_replicas;
-  eo.training_max_replicas_by_kind = config->training.max_replicas;
+  eo.parts.nodes = simulated_nodes(*shape);
+  eo.parts.kubelet_runtime = opts.runtime;
+  eo.parts.allow_process_runtime = opts.allow_process_runtime;
+  eo.parts.process_user = opts.process_user;
+  eo.api.fault_injection = opts.fault_injection;
+  eo.parts.binder = true;
+  eo.parts.volume_binder = true;
+  eo.parts.quota = true;
+  eo.parts.scheduler_config = cluster->hived_config;
+  eo.parts.demo = opts.demo;
+  eo.parts.training = true; // every training job kind; their CRDs are installed at start
+  eo.parts.tasks = true;    // TaskExecution, ResourcePool
+  eo.parts.count_other_pods = config->scheduler.count_other_pods;
+  eo.parts.task_platform = config->tasks_section;
+  eo.parts.training_max_replicas = config->training.default_max_replicas;
+  eo.parts.training_max_replicas_by_kind = config->training.max_replicas;
+  if (!from_environment(eo))
+    return 1;
   engine e(eo);
   auto announce = [&]() -> int {
     std::string url = e.url();
@@ -156,7 +169,7 @@ int run_local(const local_options& opts) {
     int gpus = 0;
     for (const auto& n : shape->nodes)
       gpus += n.gpus;
-    std::cout << "kozmo local: GPU scheduler for schedulerName: " << eo.scheduler_name << " ("
+    std::cout << "kozmo local: GPU scheduler for schedulerName: " << eo.parts.scheduler_name << " ("
               << (cluster->derived ? "configuration derived from the cluster shape"
                                    : "HiveD configuration " + opts.cluster_file)
               << "), inspect at " << url << "/v1/inspect/clusterstatus\n";
@@ -182,12 +195,14 @@ int run_kubelet(const kubelet_options& opts) {
   }
   shutdown_signals signals;
   engine_options eo;
-  eo.kubeconfig = opts.kubeconfig;
-  eo.nodes = *shape;
-  eo.training = opts.training;
-  eo.mpi_kubectl_delivery_image = opts.mpi_kubectl_delivery_image;
-  eo.client_qps = opts.kube_api_qps;
-  eo.client_burst = opts.kube_api_burst;
+  eo.api.kubeconfig = opts.kubeconfig;
+  eo.parts.nodes = simulated_nodes(*shape);
+  eo.parts.training = opts.training;
+  eo.parts.mpi_kubectl_delivery_image = opts.mpi_kubectl_delivery_image;
+  eo.performance.client_qps = opts.kube_api_qps;
+  eo.performance.client_burst = opts.kube_api_burst;
+  if (!from_environment(eo))
+    return 2;
   engine e(eo);
   return run_engine(e, signals, 2, [&] {
     spdlog::info("kubelet simulating {} node(s) against {}", shape->nodes.size(), e.url());
@@ -201,6 +216,8 @@ int run_apiserver(const apiserver_options& opts) {
   serve::raise_open_file_limit();
   shutdown_signals signals;
   auto eo = embedded_server(opts.port, opts.data_dir, opts.event_ttl_seconds);
+  if (!from_environment(eo))
+    return 1;
   engine e(eo);
   return run_engine(e, signals, 1, [&] {
     if (!opts.write_kubeconfig.empty())

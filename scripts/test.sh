@@ -4,7 +4,8 @@
 # against a real kube-apiserver v1.20.2 built by ../shared/tools/real-k8s, cached between runs),
 # chaos (kill -9 under load) and copilot; the hardened stages (scripts/hardened.sh) run unit,
 # apiserver, client, actors and fuzz (corpus replay) under ASan+UBSan, client, apiserver and
-# actors under TSan, and every libFuzzer target for a short while.
+# actors under TSan, and every libFuzzer target for a short while; then examples/embed/ is built
+# against ./build installed in a temporary prefix (scripts/embed-examples.sh).
 # Extra arguments go to `meson test` in ./build (e.g. `--suite unit`; every suite there when
 # KOZMO_HARDENED=0) and skip the hardened stages.
 set -euo pipefail
@@ -19,6 +20,9 @@ if [ $# -eq 0 ] && [ "${KOZMO_HARDENED:-1}" != 0 ]; then
   suites=()
   for s in "${out_of_process[@]}"; do suites+=(--suite "$s"); done
   meson test -C build --no-rebuild --print-errorlogs --num-processes 2 "${suites[@]}" || rc=$?
+  # examples/embed/ against the installed face (installs ./build as it is; no rebuild).
+  embed_examples=0
+  scripts/embed-examples.sh build || { embed_examples=1; rc=1; }
   scripts/hardened.sh san tsan fuzz || rc=1
   logs+=(build-san/meson-logs/testlog.json build-tsan/meson-logs/testlog.json)
 else
@@ -36,6 +40,9 @@ if [ $# -eq 0 ] && [ "${KOZMO_HARDENED:-1}" != 0 ] && [ -f build-fuzz/fuzz-summa
   # Each fuzz target's line ends "ok" or names its failure.
   passed=$((passed + $(grep -c -E '  ok$' build-fuzz/fuzz-summary.txt || true)))
   failed=$((failed + $(grep -c -E '  (FAILED|MISSING)' build-fuzz/fuzz-summary.txt || true)))
+fi
+if [ -n "${embed_examples:-}" ]; then
+  if [ "$embed_examples" = 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 fi
 echo "$passed passed, $failed failed"
 exit $rc

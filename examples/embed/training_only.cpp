@@ -1,9 +1,9 @@
 // A host program that runs only Kozmo's training-job controller against a cluster: PyTorchJob,
 // TFJob, MPIJob, XGBoostJob, PaddleJob, JAXJob and Caffe2Job (their CRDs must be installed:
 // `kozmo crds | kubectl create -f -`). Built against an installed libkozmo:
-//   g++ training_only.cpp $(pkg-config --cflags --libs kozmo) -o training_only
-//   ./training_only [KUBECONFIG]        (default: $KUBECONFIG or ~/.kube/config; stops on SIGTERM)
-#include <runtime/engine.hpp>
+//   c++ training_only.cpp $(pkg-config --cflags --libs kozmo) -o training_only
+//   ./training_only [KUBECONFIG]        (default: ~/.kube/config or in-cluster; stops on SIGTERM)
+#include <kozmo/engine.hpp>
 
 #include <csignal>
 #include <iostream>
@@ -16,8 +16,8 @@ int main(int argc, char** argv) {
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr); // before the engine's threads start
   kozmo::engine_options o;
-  o.kubeconfig = argc > 1 ? argv[1] : "";
-  o.training = true;
+  o.api.kubeconfig = argc > 1 ? argv[1] : "";
+  o.parts.training = true;
   kozmo::engine e(o);
   if (auto st = e.start(); !st) {
     std::cerr << "training_only: " << st.err().message << "\n";

@@ -29,7 +29,7 @@ std::string http_date() {
 } // namespace
 
 connection::connection(tcp::socket socket, server_state& state, serve::slot held)
-    : stream_(std::move(socket), state.tls ? &*state.tls : nullptr), held_(std::move(held)), state_(state), latency_timer_(stream_.get_executor()),
+    : stream_(std::move(socket), state.tls ? &*state.tls : nullptr), held_(std::move(held)), state_(state), latency_timer_(stream_.get_executor()), route_timer_(stream_.get_executor()),
       bookmark_timer_(stream_.get_executor()), pre_timeout_timer_(stream_.get_executor()),
       timeout_timer_(stream_.get_executor()), log_timer_(stream_.get_executor()) {}
 
@@ -143,6 +143,7 @@ void connection::close_now() {
   pre_timeout_timer_.cancel();
   timeout_timer_.cancel();
   latency_timer_.cancel();
+  route_timer_.cancel();
   log_timer_.cancel();
   beast::error_code ec;
   stream_.tcp().socket().shutdown(tcp::socket::shutdown_both, ec);
@@ -223,10 +224,12 @@ void connection::dispatch(const http_request& req, bool keep_alive) {
     write_response(*injected, keep_alive);
     return;
   }
+  if (std::string path = req.target.substr(0, req.target.find('?')); auto r = state_.extra_route(path)) {
+    serve_route(*r, req, path, keep_alive);
+    return;
+  }
   route_result result = [&]() -> route_result {
     try {
-      if (auto extra = state_.extra_route(req))
-        return *extra;
       return state_.routes->handle(req);
     } catch (const std::exception& e) {
       // A handler bug must not take the server down: answer 500 and keep serving.
@@ -243,6 +246,47 @@ void connection::dispatch(const http_request& req, bool keep_alive) {
     return;
   }
   start_watch(std::get<std::shared_ptr<watch_stream>>(result));
+}
+
+void connection::serve_route(const server::route& r, const http_request& req, const std::string& path,
+                             bool keep_alive) {
+  const std::uint64_t id = ++route_requests_;
+  route_waiting_ = id;
+  route_keep_alive_ = keep_alive;
+  // The pending wait keeps the connection alive until the answer, the deadline or stop(). A
+  // client that went away meanwhile is noticed when the answer is written: the write or the
+  // next read fails and the connection closes.
+  route_timer_.expires_after(r.deadline);
+  route_timer_.async_wait([self = shared_from_this(), id, late = r.late](beast::error_code ec) {
+    if (!ec)
+      self->answer_route(id, late);
+  });
+  server::route_reply_fn reply = [weak = weak_from_this(), gate = state_.gate, id](server::route_reply answer) {
+    std::lock_guard lock(gate->mu);
+    if (!gate->open)
+      return;
+    if (auto self = weak.lock())
+      net::post(self->stream_.get_executor(),
+                [self, id, answer = std::move(answer)] { self->answer_route(id, answer); });
+  };
+  try {
+    r.handler(req.method, path, req.body, std::move(reply));
+  } catch (const std::exception& e) { // a handler bug must not take the server down
+    json::value body = json::object{{"code", 500}, {"message", std::string("Internal error occurred: ") + e.what()}};
+    answer_route(id, {500, json::dump(body)});
+  }
+}
+
+void connection::answer_route(std::uint64_t id, const server::route_reply& reply) {
+  if (closed_ || id != route_waiting_)
+    return; // answered already (or the deadline's answer went), or the connection is gone
+  route_waiting_ = 0;
+  route_timer_.cancel();
+  http_response res;
+  res.status = reply.status;
+  res.body = reply.body;
+  res.set_header("Content-Type", reply.content_type);
+  write_response(res, route_keep_alive_);
 }
 
 void connection::write_response(const http_response& r, bool keep_alive) {

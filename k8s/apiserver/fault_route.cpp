@@ -12,8 +12,7 @@ server::route_reply answer(int status, const std::string& message) {
 
 } // namespace
 
-server::route_reply fault_route(fault_injector& faults, const std::string& method,
-                                           const std::string& body) {
+server::route_reply fault_route(fault_injector& faults, const std::string& method, const std::string& body) {
   if (method != "POST")
     return answer(405, "POST a JSON body with an action");
   auto doc = json::parse(body);

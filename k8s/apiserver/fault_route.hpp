@@ -17,7 +17,6 @@
 
 namespace kozmo::apiserver {
 
-server::route_reply fault_route(fault_injector& faults, const std::string& method,
-                                           const std::string& body);
+server::route_reply fault_route(fault_injector& faults, const std::string& method, const std::string& body);
 
 } // namespace kozmo::apiserver

@@ -6,6 +6,8 @@
 #include <boost/asio/io_context.hpp>
 
 #include <algorithm>
+#include <future>
+#include <mutex>
 #include <thread>
 
 namespace kozmo::apiserver {
@@ -109,6 +111,10 @@ void server::stop() {
     return;
   impl_->stopped = true;
   impl_->state.faults.set_drop_hook({});
+  {
+    std::lock_guard gate(impl_->state.gate->mu);
+    impl_->state.gate->open = false;
+  }
   impl_->listener->close();
   for (auto& c : impl_->state.snapshot())
     c->close();
@@ -141,40 +147,40 @@ fault_injector& server::faults() { return impl_->state.faults; }
 
 store& server::object_store() { return *impl_->state.st; }
 
-void server::add_route(std::string prefix, route_handler handler) {
+void server::add_route(std::string prefix, route r) {
   auto& st = impl_->state;
   std::lock_guard lock(st.extra_mu);
   auto& routes = st.extra_routes;
-  routes.erase(std::remove_if(routes.begin(), routes.end(), [&](const auto& r) { return r.first == prefix; }),
+  routes.erase(std::remove_if(routes.begin(), routes.end(), [&](const auto& e) { return e.first == prefix; }),
                routes.end());
-  if (handler)
-    routes.emplace_back(std::move(prefix), std::move(handler));
+  if (r.handler)
+    routes.emplace_back(std::move(prefix), std::move(r));
 }
 
-std::optional<http_response> server_state::extra_route(const http_request& req) {
-  std::string path = req.target.substr(0, req.target.find('?'));
-  server::route_handler handler;
-  {
-    std::lock_guard lock(extra_mu);
-    for (const auto& [prefix, h] : extra_routes)
-      if (path.rfind(prefix, 0) == 0) {
-        handler = h;
-        break;
-      }
-  }
-  if (!handler)
-    return std::nullopt;
-  auto reply = handler(req.method, path, req.body);
-  http_response res;
-  res.status = reply.status;
-  res.body = std::move(reply.body);
-  res.set_header("Content-Type", reply.content_type);
-  return res;
+std::optional<server::route> server_state::extra_route(const std::string& path) {
+  std::lock_guard lock(extra_mu);
+  for (const auto& [prefix, r] : extra_routes)
+    if (path.rfind(prefix, 0) == 0)
+      return r;
+  return std::nullopt;
 }
 
 http_response server::handle(const http_request& req) {
-  if (auto extra = impl_->state.extra_route(req))
-    return *extra;
+  std::string path = req.target.substr(0, req.target.find('?'));
+  if (auto r = impl_->state.extra_route(path)) { // in process: this caller's thread may wait
+    auto answered = std::make_shared<std::promise<route_reply>>();
+    auto once = std::make_shared<std::once_flag>();
+    auto future = answered->get_future();
+    r->handler(req.method, path, req.body, [answered, once](route_reply reply) {
+      std::call_once(*once, [&] { answered->set_value(std::move(reply)); });
+    });
+    route_reply reply = future.wait_for(r->deadline) == std::future_status::ready ? future.get() : r->late;
+    http_response res;
+    res.status = reply.status;
+    res.body = std::move(reply.body);
+    res.set_header("Content-Type", reply.content_type);
+    return res;
+  }
   if (!impl_->state.routes)
     return status_response(api_error{503, "ServiceUnavailable", "the server is not started", nullptr});
   auto result = impl_->state.routes->handle(req);

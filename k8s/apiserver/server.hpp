@@ -98,14 +98,25 @@ public:
     std::string body;
     std::string content_type = "application/json";
   };
-  // (method, path without the query, body) -> reply. Runs on a server io thread: it may wait
-  // briefly (e.g. for an actor's answer) but should not block for long.
-  using route_handler =
-      std::function<route_reply(const std::string& method, const std::string& path, const std::string& body)>;
-  // Requests whose path starts with `prefix` go to `handler` instead of the Kubernetes API.
-  // Thread-safe, callable before or after start(); the same prefix again replaces the handler,
-  // an empty handler removes the route.
-  void add_route(std::string prefix, route_handler handler);
+  // How a handler answers: once, now or later, from any thread (an actor's, a timer's). Calls
+  // after the first, after the route's deadline, after the client went away or after stop() are
+  // ignored.
+  using route_reply_fn = std::function<void(route_reply)>;
+  // (method, path without the query, body, reply). Runs on a server io thread, so it must not
+  // block: it hands the request on (to an actor, say) and returns; the answer goes to `reply`.
+  using route_handler = std::function<void(const std::string& method, const std::string& path,
+                                           const std::string& body, route_reply_fn reply)>;
+  struct route {
+    route_handler handler;
+    // No reply by then: the client gets `late` instead (the connection holds no thread while it
+    // waits, only a timer).
+    std::chrono::milliseconds deadline{10000};
+    route_reply late{503, R"({"code":503,"message":"the handler did not answer in time"})"};
+  };
+  // Requests whose path starts with `prefix` go to the route instead of the Kubernetes API.
+  // Thread-safe, callable before or after start(); the same prefix again replaces the route, an
+  // empty handler removes it.
+  void add_route(std::string prefix, route r);
 
 private:
   struct impl;

@@ -48,8 +48,18 @@ struct server_state {
 
   // Extra routes (server::add_route): checked before the Kubernetes API.
   std::mutex extra_mu;
-  std::vector<std::pair<std::string, server::route_handler>> extra_routes;
-  std::optional<http_response> extra_route(const http_request& req);
+  std::vector<std::pair<std::string, server::route>> extra_routes;
+  // The route serving `path` (without the query), if any: a copy, so that add_route may
+  // replace it meanwhile.
+  std::optional<server::route> extra_route(const std::string& path);
+  // A route's reply reaches its connection only while this is open: stop() closes it before the
+  // io threads end, so that a late reply (from an actor, say) never posts to an io_context that
+  // is going away.
+  struct reply_gate {
+    std::mutex mu;
+    bool open = true;
+  };
+  std::shared_ptr<reply_gate> gate = std::make_shared<reply_gate>();
 
   std::mutex conns_mu;
   std::map<const connection*, std::weak_ptr<connection>> conns;
@@ -83,6 +93,10 @@ private:
   void on_read(beast::error_code ec);
   void serve(http_request req, bool keep_alive);
   void dispatch(const http_request& req, bool keep_alive);
+  // An extra route (server::add_route): the handler answers through a callback, later and from
+  // any thread; meanwhile only a timer (the route's deadline) holds the connection, no thread.
+  void serve_route(const server::route& r, const http_request& req, const std::string& path, bool keep_alive);
+  void answer_route(std::uint64_t id, const server::route_reply& reply); // on the strand
   void write_response(const http_response& r, bool keep_alive);
   void close_now();
   void drain_and_close();
@@ -115,6 +129,10 @@ private:
   server_state& state_;
   std::shared_ptr<http::response<http::string_body>> pending_;
   net::steady_timer latency_timer_;
+  net::steady_timer route_timer_;    // the deadline of the route answering now
+  std::uint64_t route_requests_ = 0; // routes served on this connection
+  std::uint64_t route_waiting_ = 0;  // the one whose answer is awaited (0 = none)
+  bool route_keep_alive_ = false;
   bool draining_ = false;
   std::size_t drained_ = 0;
   std::array<char, 65536> drain_buf_{};

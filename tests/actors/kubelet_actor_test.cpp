@@ -1,7 +1,7 @@
 // Simulated kubelets and the binder, through the embedding API (kozmo::engine) and the
 // embedded API server, observed the way a user would: with GETs of pods, nodes and events.
 #include "k8s/client/client.hpp"
-#include "runtime/engine.hpp"
+#include "runtime/engine_internal.hpp"
 
 #include "tests/actors/support/api_polling.hpp"
 
@@ -21,7 +21,7 @@ struct local_cluster {
   explicit local_cluster(int nodes = 1, int gpus = 4, bool faults = false) : e(options(nodes, gpus, faults)) {
     auto st = e.start();
     REQUIRE(st.has_value());
-    cli = e.api();
+    cli = engine_internal::api(e);
     // Pods are created once the nodes have registered, as a user would see them first.
     for (int i = 0; i < 100; ++i) {
       auto list = cli->list({"", "v1", "nodes", "", "", ""});
@@ -33,10 +33,10 @@ struct local_cluster {
 
   static engine_options options(int nodes, int gpus, bool faults) {
     engine_options o;
-    o.embedded_apiserver = true;
-    o.fault_injection = faults;
-    o.nodes = kubelet::uniform_cluster(nodes, gpus);
-    o.binder = true;
+    o.api.embedded = true;
+    o.api.fault_injection = faults;
+    o.parts.nodes = kozmo::uniform_nodes(nodes, gpus);
+    o.parts.binder = true;
     return o;
   }
 

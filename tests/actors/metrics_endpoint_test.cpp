@@ -1,7 +1,7 @@
 // GET /metrics on `kozmo local`'s port (the embedded API server): what a Prometheus server
 // scraping Kozmo sees after the GPU scheduler has placed a pod.
 #include "k8s/client/client.hpp"
-#include "runtime/engine.hpp"
+#include "runtime/engine_internal.hpp"
 #include "runtime/hived_shape.hpp"
 
 #include "tests/actors/support/api_polling.hpp"
@@ -19,10 +19,10 @@ namespace {
 
 engine_options one_node_cluster() {
   engine_options o;
-  o.embedded_apiserver = true;
-  o.nodes = kubelet::uniform_cluster(1, 8);
-  o.binder = true;
-  o.scheduler_config = runtime::hived_config_from_shape(o.nodes);
+  o.api.embedded = true;
+  o.parts.nodes = kozmo::uniform_nodes(1, 8);
+  o.parts.binder = true;
+  o.parts.scheduler_config = runtime::hived_config_from_shape(kozmo::cluster_shape_of(o.parts.nodes));
   return o;
 }
 
@@ -100,7 +100,7 @@ TEST_CASE("GET /metrics on kozmo local's port shows the scheduler's decisions in
   auto st = e.start();
   INFO((st ? "" : st.err().message));
   REQUIRE(st.has_value());
-  auto cli = e.api();
+  auto cli = engine_internal::api(e);
 
   auto body = json::parse(
       R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"metered"},"spec":{"schedulerName":"kozmo",)"
@@ -138,19 +138,19 @@ TEST_CASE("GET /metrics on kozmo local's port shows the scheduler's decisions in
 TEST_CASE("/metrics refuses anything but GET") {
   engine e(one_node_cluster());
   REQUIRE(e.start().has_value());
-  auto r = e.api()->send_sync({"DELETE", "/metrics", "", "application/json", "text/plain"});
+  auto r = engine_internal::api(e)->send_sync({"DELETE", "/metrics", "", "application/json", "text/plain"});
   CHECK((r ? r->status : r.err().code) == 405);
 }
 
 TEST_CASE("a training job that runs to Succeeded is counted with the pods it created") {
   engine_options o;
-  o.embedded_apiserver = true;
-  o.nodes = kubelet::uniform_cluster(1, 8);
-  o.binder = true;
-  o.training = true;
+  o.api.embedded = true;
+  o.parts.nodes = kozmo::uniform_nodes(1, 8);
+  o.parts.binder = true;
+  o.parts.training = true;
   engine e(o);
   REQUIRE(e.start().has_value());
-  auto cli = e.api();
+  auto cli = engine_internal::api(e);
   const client::resource_ref pytorchjobs{"kubeflow.org", "v1", "pytorchjobs", "default", "", ""};
   auto body = json::parse(
       R"({"apiVersion":"kubeflow.org/v1","kind":"PyTorchJob","metadata":{"name":"counted","namespace":"default"},)"

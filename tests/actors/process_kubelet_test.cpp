@@ -2,7 +2,7 @@
 // server: real processes, observed with GETs of the pod and its log, as a user would.
 #include "k8s/apiserver/pod_log_layout.hpp"
 #include "k8s/client/client.hpp"
-#include "runtime/engine.hpp"
+#include "runtime/engine_internal.hpp"
 
 #include "tests/actors/support/api_polling.hpp"
 
@@ -30,14 +30,14 @@ struct process_cluster {
     REQUIRE(::mkdtemp(dir));
     work = dir;
     engine_options o;
-    o.embedded_apiserver = true;
-    o.nodes = kubelet::uniform_cluster(1, 0);
-    o.binder = true;
-    o.kubelet_runtime = "process";
-    o.work_dir = work;
+    o.api.embedded = true;
+    o.parts.nodes = kozmo::uniform_nodes(1, 0);
+    o.parts.binder = true;
+    o.parts.kubelet_runtime = "process";
+    o.parts.work_dir = work;
     e = std::make_unique<engine>(o);
     REQUIRE(e->start().has_value());
-    cli = e->api();
+    cli = engine_internal::api(*e);
     for (int i = 0; i < 100; ++i) {
       auto list = cli->list({"", "v1", "nodes", "", "", ""});
       if (list && list->find("items")->as_array().size() == 1)

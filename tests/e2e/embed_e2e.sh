@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # End-to-end: Kozmo as an installed library. `meson install --destdir` puts libkozmo, the
-# embedding headers and kozmo.pc in a fresh prefix; the two host programs of examples/embed/ are
+# public face (include/kozmo) and kozmo.pc in a fresh prefix; the two host programs of examples/embed/ are
 # built outside the source tree with nothing but `pkg-config --cflags --libs kozmo`, and run
 # against `kozmo apiserver` with simulated GPU nodes: scheduler_only binds a gang with bind-info
-# and reads the scheduler's cluster status through a message; training_only runs a GPU
-# PyTorchJob (placed by scheduler_only) to Succeeded.
+# and reads the scheduler's cluster status through engine::inspect; training_only runs a GPU
+# PyTorchJob (placed by scheduler_only) to Succeeded. (host_loop, which needs no cluster, runs in
+# scripts/embed-examples.sh.)
 # Usage: embed_e2e.sh PATH/TO/kozmo SOURCE_ROOT BUILD_ROOT
 set -uo pipefail
 KOZMO=${1:?usage: embed_e2e.sh PATH/TO/kozmo SOURCE_ROOT BUILD_ROOT}
@@ -29,9 +30,9 @@ PC=$(find "$DEST" -name kozmo.pc | head -n 1)
 expect "kozmo.pc is installed" 'kozmo.pc' echo "$PC"
 export PKG_CONFIG_PATH=$(dirname "$PC") PKG_CONFIG_SYSROOT_DIR=$DEST
 FLAGS=$(pkg-config --cflags --libs kozmo)
-expect "pkg-config names the installed headers and library" "-I$DEST.*/include/kozmo.*-lkozmo" echo "$FLAGS"
-expect "the public headers include neither Beast nor simdjson" '^0$' \
-  sh -c "grep -rlE '#include <(boost/beast|boost/asio|simdjson)' '$DEST' | wc -l"
+expect "pkg-config names the installed headers and library" "-I$DEST.*/include .*-lkozmo" echo "$FLAGS"
+expect "the public headers include neither CAF, Beast nor simdjson" '^0$' \
+  sh -c "grep -rlE '#include <(caf|boost|simdjson)|caf::' \"\$(find '$DEST' -type d -name include | head -n 1)\" | wc -l"
 mkdir -p "$WORK/host"
 for prog in scheduler_only training_only; do
   cp "$SRC/examples/embed/$prog.cpp" "$WORK/host/"
@@ -62,7 +63,7 @@ bound() {
     awk 'index($1, "g-") == 1 && $2 != "" && $3 != "" { n++ } END { print n + 0 }'
 }
 within 20 "scheduler_only binds a 2x2 gang with bind-info" '^2$' bound
-within 10 "scheduler_only reads the cluster status through a message" 'cluster status: HTTP 200' cat "$WORK/scheduler_only.out"
+within 10 "scheduler_only reads the cluster status through engine::inspect" 'cluster status: HTTP 200' cat "$WORK/scheduler_only.out"
 
 k create -f - >/dev/null <<EOF
 apiVersion: kubeflow.org/v1

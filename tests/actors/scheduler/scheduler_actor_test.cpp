@@ -3,7 +3,7 @@
 // observed the way a user would: pods, their annotations and conditions, events, inspect.
 #include "k8s/apiserver/server.hpp"
 #include "k8s/client/client.hpp"
-#include "runtime/engine.hpp"
+#include "runtime/engine_internal.hpp"
 #include "runtime/hived_shape.hpp"
 
 #include "tests/actors/support/api_polling.hpp"
@@ -28,11 +28,11 @@ namespace {
 
 engine_options options(int nodes, int gpus, const std::string& data_dir = {}) {
   engine_options o;
-  o.embedded_apiserver = true;
-  o.data_dir = data_dir;
-  o.nodes = kubelet::uniform_cluster(nodes, gpus);
-  o.binder = true;
-  o.scheduler_config = runtime::hived_config_from_shape(o.nodes);
+  o.api.embedded = true;
+  o.api.data_dir = data_dir;
+  o.parts.nodes = kozmo::uniform_nodes(nodes, gpus);
+  o.parts.binder = true;
+  o.parts.scheduler_config = runtime::hived_config_from_shape(kozmo::cluster_shape_of(o.parts.nodes));
   return o;
 }
 
@@ -44,7 +44,7 @@ struct local_cluster {
     auto st = e.start();
     INFO((st ? "" : st.err().message));
     REQUIRE(st.has_value());
-    cli = e.api();
+    cli = engine_internal::api(e);
   }
 
   // A pod for the GPU scheduler: `annotations` is a JSON fragment ("k":"v",...).
@@ -209,7 +209,7 @@ TEST_CASE("a gang of four 2-GPU pods is bound as a whole, each pod under one swi
 
 TEST_CASE("with the pods watch narrowed to the scheduler's pods a gang is bound as before; a malformed selector stops the start") {
   auto o = options(1, 8);
-  o.pods_field_selector = "spec.schedulerName=kozmo";
+  o.parts.pods_field_selector = "spec.schedulerName=kozmo";
   local_cluster c(o);
   c.create_gang("narrow", 2, 2, "forever");
   for (int i = 0; i < 2; ++i) {
@@ -219,7 +219,7 @@ TEST_CASE("with the pods watch narrowed to the scheduler's pods a gang is bound 
   }
 
   auto bad = options(1, 8);
-  bad.pods_field_selector = "spec.schedulerName";
+  bad.parts.pods_field_selector = "spec.schedulerName";
   engine e(bad);
   auto st = e.start();
   REQUIRE_FALSE(st.has_value());
@@ -234,7 +234,7 @@ TEST_CASE("GPUs that another scheduler's pod holds on a node are not given to Ko
   INFO((narrowed ? "pods watch narrowed to the scheduler's pods" : "one pods watch for every pod"));
   auto o = options(2, 8);
   if (narrowed)
-    o.pods_field_selector = "spec.schedulerName=kozmo";
+    o.parts.pods_field_selector = "spec.schedulerName=kozmo";
   local_cluster c(o);
   // Bound by another scheduler (its nodeName set, as kube-scheduler's binding sets it).
   auto theirs = json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"theirs","annotations":{"kozmo.io/sim-duration":"forever"}},"spec":{"schedulerName":"default-scheduler","nodeName":"node-0","restartPolicy":"Never","containers":[{"name":"main","image":"busybox:1.36","resources":{"limits":{"nvidia.com/gpu":"6"}}}]}})");
@@ -408,9 +408,9 @@ TEST_CASE("a gang deleted after recovery but before other schedulers' pods are l
   REQUIRE(node.has_value());
   REQUIRE(cli.create({"", "v1", "nodes", "", "", ""}, *node).has_value());
   engine_options o;
-  o.server_url = srv.url();
-  o.scheduler_from_nodes = true;
-  o.pods_field_selector = "spec.schedulerName=kozmo";
+  o.api.server_url = srv.url();
+  o.parts.scheduler_from_nodes = true;
+  o.parts.pods_field_selector = "spec.schedulerName=kozmo";
   auto create_gang = [&](const std::string& gang) {
     for (int i = 0; i < 2; ++i) {
       auto body = json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + gang + "-" +

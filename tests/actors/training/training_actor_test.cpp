@@ -1,5 +1,5 @@
 // The training supervisor and job actors through the embedding API: the embedded API server,
-// simulated kubelets, the binder, and the training controller (engine_options::training), seen
+// simulated kubelets, the binder, and the training controller (engine_options::parts.training), seen
 // the way a user sees them: GETs of jobs, pods, services and events. The last case runs two
 // supervisors one after the other by hand to check that a restart takes over without duplicates.
 #include "runtime/crds.hpp"
@@ -8,7 +8,7 @@
 #include "k8s/json/yaml.hpp"
 #include "k8s/client/client.hpp"
 #include "k8s/model/pod.hpp"
-#include "runtime/engine.hpp"
+#include "runtime/engine_internal.hpp"
 
 #include <caf/all.hpp>
 #include "tests/actors/support/api_polling.hpp"
@@ -32,7 +32,7 @@ struct training_cluster {
   training_cluster() : e(options()) {
     auto st = e.start();
     REQUIRE(st.has_value());
-    cli = e.api();
+    cli = engine_internal::api(e);
     for (int i = 0; i < 100; ++i) {
       auto list = cli->list({"", "v1", "nodes", "", "", ""});
       if (list && list->find("items")->as_array().size() == 2)
@@ -46,10 +46,10 @@ struct training_cluster {
 
   static engine_options options() {
     engine_options o;
-    o.embedded_apiserver = true;
-    o.nodes = kubelet::uniform_cluster(2, 8);
-    o.binder = true;
-    o.training = true;
+    o.api.embedded = true;
+    o.parts.nodes = kozmo::uniform_nodes(2, 8);
+    o.parts.binder = true;
+    o.parts.training = true;
     return o;
   }
 
@@ -257,7 +257,7 @@ namespace {
 
 engine_options without_training() {
   auto o = training_cluster::options();
-  o.training = false;
+  o.parts.training = false;
   return o;
 }
 
@@ -281,14 +281,14 @@ void install_crds(client::client& cli) {
 TEST_CASE("a restarted training controller takes over a running job without recreating its pods") {
   engine e(without_training());
   REQUIRE(e.start().has_value());
-  auto cli = e.api();
+  auto cli = engine_internal::api(e);
   install_crds(*cli);
   watch::watch_config wc;
   wc.resource = {"", "v1", "pods", "", "", ""};
-  auto pods_watch = watch::spawn_watch<k8s::pod>(e.system(), cli, wc);
+  auto pods_watch = watch::spawn_watch<k8s::pod>(engine_internal::system(e), cli, wc);
   training::supervisor_config sc;
   sc.job.cli = cli;
-  auto first = training::spawn_training_supervisor(e.system(), pods_watch, sc);
+  auto first = training::spawn_training_supervisor(engine_internal::system(e), pods_watch, sc);
 
   auto job_of = [&](const std::string& name) {
     auto ref = pytorchjobs;
@@ -325,7 +325,7 @@ TEST_CASE("a restarted training controller takes over a running job without recr
 
   caf::anon_send_exit(first, caf::exit_reason::user_shutdown);
   std::this_thread::sleep_for(300ms);
-  auto second = training::spawn_training_supervisor(e.system(), pods_watch, sc);
+  auto second = training::spawn_training_supervisor(engine_internal::system(e), pods_watch, sc);
   std::this_thread::sleep_for(2s);
   CHECK(pod_uids() == before);
   CHECK(is_true(*job_of("resumed"), "Running"));

@@ -1,0 +1,55 @@
+// Kozmo's CRDs on the embedded server, before the training and task controllers start.
+#include "runtime/engine_impl.hpp"
+
+#include "actors/training/job_model.hpp"
+#include "k8s/json/yaml.hpp"
+#include "runtime/crds.hpp"
+
+namespace kozmo {
+namespace {
+
+// Every `replicas` property of a schema gets `maximum` (a training CRD's replica specs).
+void cap_replicas(json::value& schema, int maximum) {
+  if (schema.is_array()) {
+    for (auto& item : schema.as_array())
+      cap_replicas(item, maximum);
+    return;
+  }
+  if (!schema.is_object())
+    return;
+  if (json::value* props = schema.find("properties"); props && props->is_object())
+    if (json::value* replicas = props->find("replicas"); replicas && replicas->get_string("type") == "integer")
+      (*replicas)["maximum"] = maximum;
+  for (auto& [key, child] : schema.as_object())
+    cap_replicas(child, maximum);
+}
+
+} // namespace
+
+// Kozmo's CRDs embedded in the binary, applied to the embedded server (create or update), one
+// YAML document at a time; the training kinds' replicas capped as the engine's options say.
+status install_crds(apiserver::server& srv, const engine_options& opts) {
+  for (const auto& file : embedded_crds()) {
+    auto docs = json::parse_yaml_documents(file.text);
+    if (!docs)
+      return error::bad_request("CRDs: " + std::string(file.name) + ": " + docs.err().message);
+    for (auto& obj : *docs) {
+      if (!obj.is_object())
+        continue;
+      std::string kind;
+      if (const json::value* names = obj.at_path({"spec", "names"}); names != nullptr)
+        kind = names->get_string("kind");
+      if (training::traits_for(kind) != nullptr) {
+        auto it = opts.parts.training_max_replicas_by_kind.find(kind);
+        if (json::value* versions = obj.at_path({"spec", "versions"}))
+          cap_replicas(*versions, it == opts.parts.training_max_replicas_by_kind.end() ? opts.parts.training_max_replicas
+                                                                                 : it->second);
+      }
+      if (auto applied = srv.apply_object(obj); !applied)
+        return error::bad_request("CRDs: " + std::string(file.name) + ": " + applied.err().message);
+    }
+  }
+  return ok;
+}
+
+} // namespace kozmo
