@@ -35,9 +35,9 @@ inline engine_options local_cluster(int nodes, bool tasks) {
 // A client of its own on `e`'s API server, as a user's (kubectl, a workflow engine) is: what it
 // sends does not wait in the controllers' connection pool, where a burst of creates in the
 // normal lane would go before every write of the task controller (client::background_view).
+// It authenticates as the controllers' client does (the embedded server is TLS with a token).
 inline std::shared_ptr<client::client> user_client(const engine& e) {
-  client::config cfg;
-  cfg.server = e.url();
+  client::config cfg = engine_internal::api(e)->cfg();
   cfg.qps = 50000;
   cfg.burst = 100000;
   return std::make_shared<client::client>(cfg);

@@ -1,5 +1,6 @@
 #include "runtime/demo.hpp"
 
+#include "actors/controller/watch_into.hpp"
 #include "actors/watch/object_traits.hpp"
 #include "messages/atoms.hpp"
 #include "messages/watch_messages.hpp"
@@ -57,9 +58,8 @@ void create_demo_pod(client::client& cli) {
 
 caf::behavior demo(caf::stateful_actor<demo_state>* self, std::shared_ptr<client::client> cli, caf::actor pods_watch,
                    caf::actor nodes_watch) {
-  auto me = caf::actor_cast<caf::actor>(self);
-  self->send(pods_watch, atoms::subscribe_atom::value, watch::index_kind::label, std::string("app=kozmo-demo"), me);
-  self->send(nodes_watch, atoms::subscribe_atom::value, watch::index_kind::all, std::string(), me);
+  controller::subscribe_to(self, pods_watch, controller::no_gate, watch::index_kind::label, "app=kozmo-demo");
+  controller::subscribe_to(self, nodes_watch);
   return {
       // The pod is created once a node is there to run it.
       [self, cli](const object_event<k8s::node>& ev) {

@@ -41,6 +41,9 @@ template <class T>
 caf::actor watch_into(caf::event_based_actor* self, std::shared_ptr<client::client> cli, watch::watch_config cfg,
                       listed_gate* gate = nullptr);
 
+// For a subscription that waits for no listing: subscribe_to(self, w, no_gate, index, key).
+inline constexpr listed_gate* no_gate = nullptr;
+
 // Subscribes `self` to a watch someone else spawned (to all its objects, or to those of one
 // index key: a node's pods); with a gate, the gate waits until it is listed.
 void subscribe_to(caf::event_based_actor* self, const caf::actor& watch, listed_gate* gate = nullptr,

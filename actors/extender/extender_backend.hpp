@@ -1,6 +1,6 @@
 // The seam between Kozmo's HTTP routes and whatever answers them: the extender actor (which
 // owns a scheduler core, extender_actor.hpp), the scheduler actor in `kozmo local` (inspect
-// only, wired in runtime/engine.cpp), or a test's direct backend.
+// only, wired in runtime/engine_http.cpp), or a test's direct backend.
 //
 // Rules for implementations:
 //  1. Every call answers exactly once through `done`. `done` may run on any thread, now or
