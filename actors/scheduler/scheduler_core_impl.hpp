@@ -9,6 +9,7 @@
 #include "actors/scheduler/scheduler_core.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <optional>
 #include <set>
@@ -134,6 +135,11 @@ struct core_impl {
   std::vector<std::pair<turn_key, group_entry*>> waiting;
   std::vector<std::pair<turn_key, group_entry*>> arrivals;
   std::size_t holes = 0;
+  // The names a hole's key views until the holes are swept: its group may be erased before
+  // (all its pods deleted), and a key viewing the freed name would misorder `waiting` for
+  // lower_bound, which then misses a group that is erased while its entry stays behind.
+  // A deque: adding a name moves none of the others.
+  std::deque<std::string> hole_names;
   void queue(group_entry& g);    // into `waiting` (again, after its priority changed)
   void unqueue(group_entry& g);
   // Out of the waiting order once every pod of the group present has its decision.

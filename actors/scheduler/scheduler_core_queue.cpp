@@ -38,6 +38,7 @@ void core_impl::unqueue(group_entry& g) {
   auto it = std::lower_bound(waiting.begin(), waiting.end(), *g.turn, turn_before);
   if (it != waiting.end() && it->second == &g) {
     it->second = nullptr;
+    std::get<2>(it->first) = hole_names.emplace_back(std::get<2>(it->first));
     ++holes;
   } else {
     auto a = std::find_if(arrivals.begin(), arrivals.end(), [&](const auto& e) { return e.second == &g; });
@@ -51,6 +52,7 @@ const std::vector<std::pair<core_impl::turn_key, group_entry*>>& core_impl::wait
     waiting.erase(std::remove_if(waiting.begin(), waiting.end(), [](const auto& e) { return e.second == nullptr; }),
                   waiting.end());
     holes = 0;
+    hole_names.clear();
   }
   if (!arrivals.empty()) {
     std::sort(arrivals.begin(), arrivals.end());

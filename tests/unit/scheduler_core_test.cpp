@@ -762,3 +762,64 @@ TEST_CASE("recovery reads Kozmo's bind-info without a YAML parser and HiveD-styl
   broken.bind_info = broken.bind_info.substr(0, broken.bind_info.size() / 2) + "\n  - [";
   CHECK_FALSE(load().recover_pod(broken));
 }
+
+TEST_CASE("deleting every gang at once after a restart, waiting ones among them, leaves the scheduler "
+          "answering and holding no gang",
+          "[scheduler][core]") {
+  // As in training_bench's restart run: team-b's 16 GPUs run two 4 × 2 gangs, more gangs of
+  // the same priority and age wait, the scheduler restarts (running gangs recovered from their
+  // bind-info), then every job is deleted in one burst with no round in between while new
+  // jobs keep arriving. Waiting gangs tie on priority and age: their names order them.
+  auto gang_name = [](const std::string& prefix, int i) { return "default/" + prefix + "-" + std::to_string(10 + i); };
+  for (int run = 0; run < 4; ++run) {
+    auto first = load();
+    std::vector<pod_view> running;
+    for (int g = 0; g < 2; ++g)
+      for (int i = 0; i < 4; ++i) {
+        running.push_back(pod(gang_name("bench", g), i, "team-b", 1, 2, 4, 1000));
+        REQUIRE(first.add_pod(running.back()));
+      }
+    for (const auto& d : first.schedule(0)) {
+      REQUIRE(d.kind == decision_kind::bind);
+      for (auto& p : running)
+        if (p.ref.uid == d.pod.uid) p.bind_info = d.annotations.at(bind_info_annotation);
+    }
+    auto core = load();
+    for (const auto& p : running) REQUIRE(core.recover_pod(p));
+    std::vector<std::string> waiting; // gang names
+    for (int g = 2; g < 2 + 12; ++g) {
+      waiting.push_back(gang_name("bench", g));
+      for (int i = 0; i < 4; ++i) REQUIRE(core.add_pod(pod(waiting.back(), i, "team-b", 1, 2, 4, 1000)));
+    }
+    for (const auto& d : core.schedule(10)) REQUIRE(d.kind == decision_kind::wait);
+    REQUIRE(core.placed_groups() == 2);
+    // The burst: waiting gangs in an order that differs by run, new jobs arriving between
+    // two halves of it, then the running gangs.
+    std::rotate(waiting.begin(), waiting.begin() + 3 * run, waiting.end());
+    if (run % 2) std::reverse(waiting.begin(), waiting.end());
+    std::vector<std::string> arrived;
+    for (std::size_t k = 0; k < waiting.size(); ++k) {
+      for (int i = 0; i < 4; ++i) core.remove_pod(waiting[k] + "-" + std::to_string(i));
+      if (k == waiting.size() / 2)
+        for (int g = 0; g < 6; ++g) {
+          arrived.push_back(gang_name("after", g));
+          for (int i = 0; i < 4; ++i) REQUIRE(core.add_pod(pod(arrived.back(), i, "team-b", 1, 2, 4, 1000)));
+        }
+    }
+    for (const auto& p : running) core.remove_pod(p.ref.uid);
+    // The newcomers take the freed GPUs in their turn (two 4 × 2 gangs fit), the rest wait.
+    std::map<std::string, int> binds;
+    for (const auto& d : core.schedule(20))
+      if (d.kind == decision_kind::bind) ++binds[d.group];
+    CHECK(binds == std::map<std::string, int>{{gang_name("after", 0), 4}, {gang_name("after", 1), 4}});
+    CHECK(core.placed_groups() == 2);
+    CHECK(core.waiting_pods() == 16);
+    // Everyone deleted: nothing held, nothing waiting, and the scheduler still answers.
+    for (const auto& g : arrived)
+      for (int i = 0; i < 4; ++i) core.remove_pod(g + "-" + std::to_string(i));
+    CHECK(core.schedule(30).empty());
+    CHECK(core.placed_groups() == 0);
+    CHECK(core.waiting_pods() == 0);
+    CHECK(core.inspect_groups().as_array().empty());
+  }
+}
