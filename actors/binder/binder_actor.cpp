@@ -71,6 +71,7 @@ pod_need need_of(const k8s::pod& p) {
   need.gpus = asks.gpus;
   need.milli_cpu = asks.milli_cpu;
   need.memory_bytes = asks.memory_bytes;
+  need.pods = asks.pods;
   need.node_selector = p.spec.node_selector;
   if (p.spec.affinity && p.spec.affinity->node_affinity && p.spec.affinity->node_affinity->required)
     for (const auto& term : *p.spec.affinity->node_affinity->required) {
@@ -102,6 +103,8 @@ node_room room_of_node(const std::string& name, const k8s::node& n) {
   r.gpus = get("nvidia.com/gpu").value();
   r.milli_cpu = get("cpu").milli_value();
   r.memory_bytes = get("memory").value();
+  if (n.status.allocatable.count("pods"))
+    r.pods = get("pods").value();
   return r;
 }
 
@@ -114,6 +117,7 @@ void charge(binder_state& st, const std::string& node, const pod_need& need, int
   r.gpus -= sign * need.gpus;
   r.milli_cpu -= sign * need.milli_cpu;
   r.memory_bytes -= sign * need.memory_bytes;
+  r.pods -= sign * need.pods;
 }
 
 // Every node's room from scratch: when a node comes, changes or goes.

@@ -90,6 +90,10 @@ expected<std::string> choose_node(const pod_need& pod, const std::vector<node_ro
       ++refusals["Insufficient memory"];
       fits = false;
     }
+    if (pod.pods > n.pods) {
+      ++refusals["Too many pods"];
+      fits = false;
+    }
     if (fits)
       return n.name;
   }

@@ -11,6 +11,7 @@
 #include "k8s/error.hpp"
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -40,6 +41,9 @@ struct node_room {
   std::int64_t gpus = 0;         // allocatable minus what bound pods request
   std::int64_t milli_cpu = 0;
   std::int64_t memory_bytes = 0;
+  // Allocatable pods minus bound ones (the kubelet refuses the one past it: OutOfpods); a node
+  // that says nothing of pods is not limited.
+  std::int64_t pods = std::numeric_limits<std::int64_t>::max();
 };
 
 // requiredDuringSchedulingIgnoredDuringExecution: terms ORed, each term's requirements ANDed, on
@@ -59,6 +63,7 @@ struct pod_need {
   std::int64_t gpus = 0;
   std::int64_t milli_cpu = 0;
   std::int64_t memory_bytes = 0;
+  std::int64_t pods = 1;
   std::map<std::string, std::string> node_selector;
   std::vector<node_selector_term> required_terms; // empty: no required node affinity
   std::vector<toleration> tolerations;

@@ -76,3 +76,16 @@ TEST_CASE("required node affinity keeps a pod on nodes whose labels match one of
   CHECK_FALSE(matches_term({{"gpus", "Lt", {"4"}}}, {{"gpus", "8"}}));
   CHECK(matches_term({{"zone", "NotIn", {"a"}}}, {}));
 }
+
+TEST_CASE("a node with as many pods as it allows takes no more: the next node gets the pod, or it waits") {
+  pod_need p; // a pod that asks for nothing still takes one of the node's pods
+  auto full = gpu_node("a", 8);
+  full.pods = 0;
+  auto chosen = choose_node(p, {full, gpu_node("b", 8)});
+  REQUIRE(chosen.has_value());
+  CHECK(*chosen == "b"); // the kubelet of "a" would refuse it: OutOfpods
+
+  auto none = choose_node(p, {full});
+  REQUIRE_FALSE(none.has_value());
+  CHECK(none.err().message == "0/1 nodes are available: 1 Too many pods.");
+}
