@@ -7,6 +7,7 @@
 #include "actors/extender/extender_server.hpp"
 #include "k8s/apiserver/fault_route.hpp"
 #include "runtime/serving_identity.hpp"
+#include "ui/ui_assets.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -34,6 +35,14 @@ void engine::impl::add_embedded_routes() {
   kozmo_api.late = {503, json::dump(json::object{{"code", 503}, {"message", "the scheduler did not answer"}})};
   for (const char* prefix : {"/metrics", "/v1/inspect/"})
     server->add_route(prefix, kozmo_api);
+  apiserver::server::route page;
+  page.handler = [](const std::string& method, const std::string& path, const std::string&,
+                    apiserver::server::route_reply_fn reply) {
+    auto a = ui::serve(method, path);
+    reply({a.status, std::string(a.body), std::string(a.content_type)});
+  };
+  page.public_reads = true;
+  server->add_route("/ui/", std::move(page));
 }
 
 // /metrics and inspect on one address, the probes on another (not with the embedded server,
@@ -69,7 +78,7 @@ status engine::impl::serve_http() {
       return tls.err();
     metrics_tls = std::move(*tls);
   }
-  if (auto st = serve(opts.serving.metrics_address, {rk::metrics, rk::inspect}, metrics_server, "metrics address",
+  if (auto st = serve(opts.serving.metrics_address, {rk::metrics, rk::inspect, rk::ui}, metrics_server, "metrics address",
                      std::move(metrics_tls)); !st)
     return st;
   if (auto st = serve(opts.serving.probe_address, {rk::healthz, rk::readyz}, probe_server, "health probe address", {});

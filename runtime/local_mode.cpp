@@ -173,6 +173,11 @@ int run_local(const local_options& opts) {
               << (cluster->derived ? "configuration derived from the cluster shape"
                                    : "HiveD configuration " + opts.cluster_file)
               << "), inspect at " << url << "/v1/inspect/clusterstatus\n";
+    const std::string token = e.bearer_token();
+    std::cout << "kozmo local: cell map at " << url << "/ui/" << (token.empty() ? "" : "#token=" + token)
+              << (token.empty() ? "" : " (the address carries the admin token; or run `kubectl proxy` and open "
+                                       "http://127.0.0.1:8001/ui/)")
+              << "\n";
     std::cout << "kozmo local: " << shape->nodes.size() << " simulated node(s), " << gpus << " GPU(s)"
               << (opts.runtime == "process" ? ", pods run as local processes (--runtime process)" : "")
               << "; Ctrl-C stops\n"

@@ -146,10 +146,11 @@ struct server_state {
   // Checks the caller (server_options::authorize) before the request is served.
   void dispatch(const std::shared_ptr<session_base>& s, std::string_view method, std::string_view target,
                 std::string authorization, bool client_certificate, std::string body) {
-    // A path this server does not serve is answered (404, 405) without asking who calls.
+    // A path this server does not serve is answered (404, 405) without asking who calls; so
+    // are the page's files, which hold no data (its reads of inspect carry a credential).
     auto kind = route_of(method, target).kind;
     bool known = kind != route_kind::not_found && kind != route_kind::method_not_allowed && serves(kind);
-    if (!opts.authorize || !known)
+    if (!opts.authorize || !known || kind == route_kind::ui)
       return serve(s, kind, method, target, body);
     auto id = next_id++;
     waiting.emplace(id, s);

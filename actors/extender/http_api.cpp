@@ -1,4 +1,5 @@
 #include "actors/extender/http_api.hpp"
+#include "ui/ui_assets.hpp"
 
 #include "k8s/metrics/registry.hpp"
 
@@ -27,6 +28,10 @@ route route_of(std::string_view method, std::string_view target) {
     return want(route_kind::readyz, "GET");
   if (path == "/metrics")
     return want(route_kind::metrics, "GET");
+  if (path.substr(0, 4) == "/ui/") {
+    r.kind = route_kind::ui; // ui::serve answers 404 and 405 itself
+    return r;
+  }
   if (auto q = scheduler::parse_inspect_path(path)) {
     r.query = std::move(*q);
     return want(route_kind::inspect, "GET");
@@ -71,6 +76,10 @@ void serve_request(extender_backend& backend, std::string_view method, std::stri
     }
     case route_kind::metrics:
       return done({200, metrics::render(), metrics::content_type});
+    case route_kind::ui: {
+      auto a = ui::serve(method, target.substr(0, target.find('?')));
+      return done({static_cast<unsigned>(a.status), std::string(a.body), a.content_type.data()});
+    }
     case route_kind::not_found:
       return done({404, encode_error(404, "no such path: " + std::string(target))});
     case route_kind::method_not_allowed:

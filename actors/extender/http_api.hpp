@@ -8,6 +8,7 @@
 //   GET  /healthz                                    "ok"
 //   GET  /readyz                                     "ok", or 503 with the backend's reason
 //   GET  /metrics                                    Prometheus text (k8s/metrics/registry.hpp)
+//   GET  /ui/...                                     the cell map page (ui/ui_assets.hpp), no credential
 //
 // Errors are HiveD's {"code": N, "message": "..."} with that HTTP status: 400 for a body that
 // cannot be read, 404 for an unknown path, 405 for a wrong method.
@@ -24,7 +25,7 @@
 namespace kozmo::extender {
 
 // Where a request goes.
-enum class route_kind { filter, preempt, bind, inspect, healthz, readyz, not_found, method_not_allowed, metrics };
+enum class route_kind { filter, preempt, bind, inspect, healthz, readyz, not_found, method_not_allowed, metrics, ui };
 struct route {
   route_kind kind = route_kind::not_found;
   inspect_query query; // for inspect

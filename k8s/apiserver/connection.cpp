@@ -113,7 +113,13 @@ std::optional<http_response> connection::refuse(const http_request& req) const {
   std::string auth = req.header("Authorization");
   bool token_ok = !sec->token.empty() && auth.size() == 7 + sec->token.size() && auth.compare(0, 7, "Bearer ") == 0 &&
                   CRYPTO_memcmp(auth.data() + 7, sec->token.data(), sec->token.size()) == 0;
-  if (!certificate_ok_ && !token_ok && !is_public_probe(req)) {
+  auto public_read = [&] {
+    if (req.method != "GET" && req.method != "HEAD")
+      return false;
+    auto r = state_.extra_route(req.target.substr(0, req.target.find('?')));
+    return r && r->public_reads;
+  };
+  if (!certificate_ok_ && !token_ok && !is_public_probe(req) && !public_read()) {
     auto res = status_response(api_error{401, "Unauthorized", "Unauthorized", nullptr});
     res.set_header("WWW-Authenticate", "Bearer");
     return res;

@@ -112,6 +112,9 @@ public:
     // waits, only a timer).
     std::chrono::milliseconds deadline{10000};
     route_reply late{503, R"({"code":503,"message":"the handler did not answer in time"})"};
+    // GET and HEAD are served without a credential (the Host check still applies): for files
+    // that hold no data, such as the cell map page, which a browser opens without a token.
+    bool public_reads = false;
   };
   // Requests whose path starts with `prefix` go to the route instead of the Kubernetes API.
   // Thread-safe, callable before or after start(); the same prefix again replaces the route, an
