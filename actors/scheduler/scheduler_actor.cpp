@@ -51,6 +51,7 @@ void untrack(scheduler_actor* self, const std::string& uid) {
   auto& st = self->state;
   if (st.follow)
     st.follow->bind_over(uid);
+  st.created_ms.erase(uid);
   auto removed = st.core->remove_pod(uid);
   if (removed.group.empty())
     return;
@@ -74,12 +75,15 @@ void act(scheduler_actor* self, const pod_decision& d) {
   if (d.kind != decision_kind::wait)
     self->state.report->forget(d.pod.uid); // a queued wait reason is stale now
   switch (d.kind) {
-  case decision_kind::bind:
+  case decision_kind::bind: {
     if (self->state.follow)
       self->state.follow->bind_sent(d); // a rebuild before the pod is seen bound recovers it from here
+    auto created = self->state.created_ms.extract(d.pod.uid);
     self->send(cellgroup_for(self, d.group),
-               group_bind{d.group, d.pod.ns, d.pod.name, d.pod.uid, d.node, d.leaf_indices, d.annotations});
+               group_bind{d.group, d.pod.ns, d.pod.name, d.pod.uid, d.node, d.leaf_indices, d.annotations,
+                          created ? created.mapped() : 0});
     return;
+  }
   case decision_kind::preempt: {
     group_preempt p{d.group, d.pod.ns, d.pod.name, d.pod.uid, {}, d.reason};
     for (const auto& v : d.victims)
