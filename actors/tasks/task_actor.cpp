@@ -435,7 +435,7 @@ caf::behavior task_behavior(task_actor* self, std::shared_ptr<const task_actor_c
   hooks.pass = [self] { return run(self); };
   hooks.absorb = [self](const controller::step& s, json::value& answer) { note_answer(self, s, answer); };
   hooks.reread = [self](const controller::step& s, json::value& now) { note_reread(self, s, now); };
-  st.loop.start(self, tools, {"tasks: " + who(self), task_ref(self), st.cfg->min_backoff, st.cfg->max_backoff, "taskexecution"},
+  st.loop.start(self, tools, {"tasks: " + who(self), task_ref(self), st.cfg->min_backoff, st.cfg->max_backoff, controller_name},
                 std::move(hooks));
   for (auto& p : view.pods)
     st.pods.upsert(std::move(p));

@@ -1,5 +1,6 @@
 #include "actors/tasks/task_metrics.hpp"
 
+#include "actors/controller/controller_metrics.hpp"
 #include "actors/tasks/phase.hpp"
 
 namespace kozmo::tasks {
@@ -23,6 +24,7 @@ struct task_metrics {
 
   task_metrics() {
     // Every phase at zero from the start, so a dashboard's sum never reads "no data".
+    controller::series_for(controller_name); // the controller's series, at zero too
     by_phase.series({{"phase", pending_phase}});
     for (auto p : {task_phase::queued, task_phase::waiting_for_resources, task_phase::initializing,
                    task_phase::running, task_phase::succeeded, task_phase::failed, task_phase::aborted,

@@ -20,6 +20,8 @@ void count_attempt_failed(bool system);
 // kozmo_task_executions{phase}: the task's actor counts its task in its status.phase ("Pending"
 // while none is written); the slot leaves the count when the actor stops.
 inline constexpr std::string_view pending_phase = "Pending";
+// The task controller's name in controller_runtime_* and workqueue_* metrics.
+inline constexpr const char* controller_name = "taskexecution";
 void count_task_in(metrics::gauge_slot& slot, std::optional<task_phase> phase);
 
 } // namespace kozmo::tasks

@@ -1,5 +1,6 @@
 #include "actors/training/training_metrics.hpp"
 
+#include "actors/controller/controller_metrics.hpp"
 #include "actors/training/job_model.hpp"
 #include "actors/training/job_status.hpp"
 
@@ -18,10 +19,12 @@ struct training_metrics {
 
   training_metrics() {
     // Every kind and phase at zero from the start, so a dashboard's sum never reads "no data".
-    for (const auto& k : all_kinds())
+    for (const auto& k : all_kinds()) {
+      controller::series_for(controller_name(k.name)); // the controller's series, at zero too
       for (auto phase : {condition_type::created, condition_type::running, condition_type::restarting,
                          condition_type::suspended, condition_type::succeeded, condition_type::failed})
         jobs_by_phase.series({{"kind", k.name}, {"phase", phase}});
+    }
   }
 };
 
