@@ -50,6 +50,7 @@ struct scheduler_state {
   std::unordered_map<std::string, std::int64_t> created_ms;
   bool pass_queued = false;
   bool flush_queued = false; // a flush of queued wait reasons is on its way
+  bool vc_metrics_queued = false; // a refresh of the per-VC gauges is on its way
 
   // With a derived configuration (cfg.derived): what a rebuild of the core starts from.
   std::optional<derived_following> follow;

@@ -112,7 +112,8 @@ expect "and has 8 free" '^8$' promq "kozmo_virtual_cluster_gpus{$L,virtual_clust
 within 20 "one gang waits, counted once over the reasons" '^1$' promq "sum(kozmo_waiting_gangs{$L})"
 expect "its reason is one of the fixed set" '^1$' \
   promq "sum(kozmo_waiting_gangs{$L,reason=~\"VirtualClusterFull|ClusterFull\"})"
-echo "note - waiting gangs by reason: $(promq "kozmo_waiting_gangs{$L} > 0") ($(promq "count by (reason) (kozmo_waiting_gangs{$L} > 0)"))"
+expect "it waits because its VC is full (16 GPUs asked, 8 of the VC's left)" '^1$' \
+  promq "kozmo_waiting_gangs{$L,virtual_cluster=\"default\",reason=\"VirtualClusterFull\"}"
 within 20 "the bound gang's two pods are in the scheduling latency histogram" '^[2-9]' \
   promq "kozmo_scheduling_latency_seconds_count{$L}"
 expect "their latency has a p99 (histogram_quantile)" '^[0-9.]+$' \
