@@ -49,6 +49,7 @@ struct group_bind {
   std::string node;
   std::vector<int> leaf_indices;
   std::map<std::string, std::string> annotations;
+  std::int64_t created_ms = 0; // the pod's creationTimestamp (kozmo_scheduling_latency_seconds); 0: unknown
 };
 
 // Delete `victims` (ns/name/uid triples) so that `uid`'s group can be placed.

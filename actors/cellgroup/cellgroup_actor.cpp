@@ -8,6 +8,8 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <chrono>
 #include <map>
 #include <set>
 
@@ -45,7 +47,22 @@ const metrics::outcome_counters& binds() {
       "kozmo_cellgroup_binds_total", "Pod bindings written by cellgroup actors, by outcome (failed: given up)");
   return *m;
 }
-[[maybe_unused]] const bool binds_registered = (binds(), true);
+// kozmo_scheduling_latency_seconds: from a pod's creationTimestamp (whole seconds, as the API
+// server writes it) to its binding written. Buckets from a pod bound within its creation second
+// to one that waited an hour for a gang's GPUs.
+const metrics::histogram& latency() {
+  static const auto* h = new metrics::histogram(metrics::add_histogram(
+      "kozmo_scheduling_latency_seconds", "Time from a pod's creation to its binding written by Kozmo's GPU scheduler",
+      {0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600}));
+  return *h;
+}
+[[maybe_unused]] const bool binds_registered = (binds(), latency(), true);
+
+// Unknown creation times (0) are not observed; a clock behind the API server's counts as 0 s.
+void observe_latency(std::int64_t created_ms, std::int64_t bound_ms) {
+  if (created_ms > 0)
+    latency().observe(static_cast<double>(std::max<std::int64_t>(bound_ms - created_ms, 0)) / 1000.0);
+}
 
 std::string join(const std::vector<int>& v) {
   std::string s;
@@ -69,6 +86,8 @@ void mark_bound(cellgroup_actor* self, tracked& t) {
   post_event(self, b.ns, b.name, b.uid, "Normal", "Scheduled",
              "Successfully assigned " + b.ns + "/" + b.name + " to " + b.node + " with GPUs " + join(b.leaf_indices));
   binds().succeeded.inc();
+  auto now = std::chrono::system_clock::now().time_since_epoch();
+  observe_latency(b.created_ms, std::chrono::duration_cast<std::chrono::milliseconds>(now).count());
 }
 
 void fail_permanently(cellgroup_actor* self, const std::string& uid, const std::string& reason) {

@@ -22,6 +22,25 @@ metrics::gauge& leading_gauge() {
   return g;
 }
 
+// client-go's leader_election_master_status{name} (the Lease's name) beside Kozmo's own gauge,
+// and the acquisitions: summed over the replicas, how often leadership changed hands.
+void set_leading(const elector_config& cfg, bool leading) {
+  static const auto status = metrics::gauges(
+      "leader_election_master_status",
+      "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. "
+      "'name' is the string used to identify the lease.");
+  leading_gauge().set(leading ? 1 : 0);
+  status.series({{"name", cfg.lease_name}}).set(leading ? 1 : 0);
+}
+
+metrics::counter& transitions() {
+  static metrics::counter c =
+      metrics::counters("kozmo_leader_transitions_total",
+                        "Times this replica took the leader-election Lease (summed over replicas: leadership changes)")
+          .series({});
+  return c;
+}
+
 // A try's answer: the Lease read (or the write's outcome) back on the elector's thread.
 struct lease_read {
   std::shared_ptr<expected<json::value>> got;
@@ -102,7 +121,7 @@ void lose(elector_actor* self, const std::string& why) {
   if (st.over)
     return;
   st.over = true;
-  leading_gauge().set(0);
+  set_leading(st.cfg, false);
   spdlog::error("leader election: {} lost the lease {}/{}: {}", st.core->identity(), st.cfg.lease_namespace,
                 st.cfg.lease_name, why);
   if (st.leader && st.cfg.stopped_leading)
@@ -144,7 +163,8 @@ caf::behavior elector(elector_actor* self, std::shared_ptr<client::client> cli, 
     cfg.identity = default_identity();
   st.core = std::make_unique<election_core>(cfg.identity, cfg.timing);
   st.cfg = std::move(cfg);
-  leading_gauge().set(0);
+  set_leading(st.cfg, false);
+  transitions(); // listed at 0 from the start
   spdlog::info("leader election: {} is a candidate for the lease {}/{}", st.core->identity(),
                st.cfg.lease_namespace, st.cfg.lease_name);
   self->send(self, atoms::renew_atom::value);
@@ -184,7 +204,7 @@ caf::behavior elector(elector_actor* self, std::shared_ptr<client::client> cli, 
         auto& st = self->state;
         st.in_flight = false;
         if (lw.release) {
-          leading_gauge().set(0);
+          set_leading(st.cfg, false);
           if (!lw.succeeded)
             spdlog::warn("leader election: could not release the lease: {}", lw.message);
           st.release_reply.deliver(caf::unit);
@@ -203,7 +223,8 @@ caf::behavior elector(elector_actor* self, std::shared_ptr<client::client> cli, 
           st.leader = true;
           spdlog::info("leader election: {} now leads (lease {}/{})", st.core->identity(), st.cfg.lease_namespace,
                        st.cfg.lease_name);
-          leading_gauge().set(1);
+          set_leading(st.cfg, true);
+          transitions().inc();
           record_became_leader(st, lw.lease.get());
           if (st.cfg.started_leading)
             st.cfg.started_leading();

@@ -50,6 +50,8 @@ public:
     return true;
   }
   bool running() const { return running_; }
+  // Something changed that no pass has looked at yet (workqueue_depth counts these).
+  bool due() const { return dirty_; }
 
   // The core's next wake-up: the generation to send with a delayed message, or nullopt when no
   // new timer is needed (the same time as before, or none). Older timers become stale.

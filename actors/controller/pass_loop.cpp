@@ -20,8 +20,30 @@ void pass_loop::start(caf::event_based_actor* self, const child_tools& tools, pa
   executor_ = tools.executor;
   time_ = tools.time;
   backoff_.emplace(id.min_backoff, id.max_backoff);
+  if (!id.controller.empty())
+    series_ = series_for(id.controller);
   id_ = std::move(id);
   hooks_ = std::move(hooks);
+}
+
+pass_loop::~pass_loop() {
+  if (counted_due_ && series_)
+    series_->depth.dec();
+}
+
+void pass_loop::count_due() {
+  if (!series_ || counted_due_ == control_.due())
+    return;
+  counted_due_ = !counted_due_;
+  if (counted_due_)
+    series_->depth.inc();
+  else
+    series_->depth.dec();
+}
+
+void pass_loop::pass_over(reconcile_result r) {
+  if (series_)
+    series_->observe(r, std::chrono::duration<double>(std::chrono::steady_clock::now() - pass_began_).count());
 }
 
 pass_control::time_point pass_loop::now() const { return time_->now(); }
@@ -29,6 +51,7 @@ pass_control::time_point pass_loop::now() const { return time_->now(); }
 void pass_loop::request() {
   if (control_.request())
     self_->send(self_, pass_atom::value);
+  count_due();
 }
 
 caf::message_handler pass_loop::handlers() {
@@ -52,10 +75,15 @@ void pass_loop::arm_wake(std::optional<pass_control::time_point> at) {
 void pass_loop::run() {
   if (gone_ || !control_.begin())
     return;
+  count_due();
+  pass_began_ = std::chrono::steady_clock::now();
   auto d = hooks_.pass();
+  wake_set_ = d.wake_at.has_value();
   arm_wake(d.wake_at);
-  if (d.writes.steps.empty())
+  if (d.writes.steps.empty()) {
+    pass_over(result_of_pass(false, 0, wake_set_));
     return;
+  }
   control_.plan_sent();
   auto send = [this, writes = std::move(d.writes)]() mutable {
     self_->request(executor_, caf::infinite, run_plan{std::move(writes)}).then([this](plan_outcome& out) {
@@ -70,6 +98,7 @@ void pass_loop::run() {
 
 void pass_loop::on_outcome(plan_outcome& out) {
   bool again = control_.plan_done();
+  pass_over(result_of_pass(out.what == plan_outcome::result::failed, out.code, wake_set_));
   const plan& p = out.plan;
   for (std::size_t i = 0; i < p.steps.size() && i < out.answers.size(); ++i)
     if (out.answers[i])

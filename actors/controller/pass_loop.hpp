@@ -19,6 +19,7 @@
 #pragma once
 
 #include "actors/controller/clock.hpp"
+#include "actors/controller/controller_metrics.hpp"
 #include "actors/controller/pass_control.hpp"
 #include "actors/controller/plan.hpp"
 #include "actors/controller/primary.hpp"
@@ -67,10 +68,19 @@ struct pass_identity {
   client::resource_ref own;  // the primary object: a 404 writing it stops the child's writes
   std::chrono::milliseconds min_backoff{250};
   std::chrono::milliseconds max_backoff{std::chrono::seconds{30}};
+  // The controller's name in metrics ("pytorchjob", "taskexecution"); empty: not counted.
+  std::string controller = {};
 };
 
+// Each pass is measured as controller-runtime measures a Reconcile (controller_metrics.hpp): from
+// the core's run to the plan's answer.
 class pass_loop {
 public:
+  pass_loop() = default;
+  pass_loop(const pass_loop&) = delete;
+  pass_loop& operator=(const pass_loop&) = delete;
+  ~pass_loop();
+
   void start(caf::event_based_actor* self, const child_tools& tools, pass_identity id, pass_hooks hooks);
 
   // Something changed: a pass is due (one per batch of events, none while a plan is out).
@@ -88,6 +98,8 @@ private:
   void woke(std::uint32_t generation);
   void arm_wake(std::optional<pass_control::time_point> at);
   void on_outcome(plan_outcome& out);
+  void pass_over(reconcile_result r);
+  void count_due(); // keeps workqueue_depth in step with control_.due()
 
   caf::event_based_actor* self_ = nullptr;
   caf::actor executor_;
@@ -97,6 +109,10 @@ private:
   pass_control control_;
   std::optional<client::backoff> backoff_;
   bool gone_ = false;
+  std::optional<controller_series> series_;
+  bool counted_due_ = false;
+  bool wake_set_ = false; // the running pass asked to look again later
+  std::chrono::steady_clock::time_point pass_began_;
 };
 
 } // namespace kozmo::controller

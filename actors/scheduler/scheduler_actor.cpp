@@ -21,6 +21,8 @@ namespace kozmo::scheduler {
 namespace shell {
 namespace {
 
+using vc_metrics_atom = caf::atom_constant<caf::atom("vcmetrics")>;
+
 // ---- groups and their cellgroup actors ---------------------------------------------------
 
 caf::actor cellgroup_for(scheduler_actor* self, const std::string& group) {
@@ -51,6 +53,7 @@ void untrack(scheduler_actor* self, const std::string& uid) {
   auto& st = self->state;
   if (st.follow)
     st.follow->bind_over(uid);
+  st.created_ms.erase(uid);
   auto removed = st.core->remove_pod(uid);
   if (removed.group.empty())
     return;
@@ -74,12 +77,15 @@ void act(scheduler_actor* self, const pod_decision& d) {
   if (d.kind != decision_kind::wait)
     self->state.report->forget(d.pod.uid); // a queued wait reason is stale now
   switch (d.kind) {
-  case decision_kind::bind:
+  case decision_kind::bind: {
     if (self->state.follow)
       self->state.follow->bind_sent(d); // a rebuild before the pod is seen bound recovers it from here
+    auto created = self->state.created_ms.extract(d.pod.uid);
     self->send(cellgroup_for(self, d.group),
-               group_bind{d.group, d.pod.ns, d.pod.name, d.pod.uid, d.node, d.leaf_indices, d.annotations});
+               group_bind{d.group, d.pod.ns, d.pod.name, d.pod.uid, d.node, d.leaf_indices, d.annotations,
+                          created ? created.mapped() : 0});
     return;
+  }
   case decision_kind::preempt: {
     group_preempt p{d.group, d.pod.ns, d.pod.name, d.pod.uid, {}, d.reason};
     for (const auto& v : d.victims)
@@ -127,6 +133,20 @@ void pass(scheduler_actor* self) {
   st.report->notices(st.core->take_notices());
   set_pods_waiting(st.core->waiting_pods());
   set_groups_allocated(st.core->placed_groups());
+  // The per-VC gauges read every group (vc_usages, waiting_gangs): at most twice a second, and
+  // always within half a second of the last round.
+  if (!st.vc_metrics_queued) {
+    st.vc_metrics_queued = true;
+    self->delayed_send(self, std::chrono::milliseconds(500), vc_metrics_atom::value);
+  }
+}
+
+void refresh_vc_metrics(scheduler_actor* self) {
+  auto& st = self->state;
+  st.vc_metrics_queued = false;
+  if (!st.core)
+    return;
+  set_virtual_clusters(st.core->vc_usages(), st.core->waiting_gangs());
 }
 
 long ms_since(std::chrono::steady_clock::time_point began) {
@@ -234,6 +254,7 @@ caf::behavior scheduler(scheduler_actor* self, std::shared_ptr<client::client> c
       [self](atoms::advance_atom) { pass(self); },
       [self](atoms::reconfigure_atom) { rebuild(self); },
       [self](atoms::flush_atom) { flush_reports(self); },
+      [self](vc_metrics_atom) { refresh_vc_metrics(self); },
       [self](const group_bind_failed& f) {
         self->state.given_up.insert(f.uid);
         self->state.report->event({f.ns, f.name, f.uid}, "Warning", "FailedScheduling", "binding failed: " + f.reason);

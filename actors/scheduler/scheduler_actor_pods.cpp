@@ -18,6 +18,7 @@ void admit(scheduler_actor* self, const k8s::pod& p) {
   if (auto added = st.core->add_pod(*view); !added)
     return st.report->bad_spec(ref, added.err().message);
   st.report->forget(ref.uid);
+  st.created_ms[ref.uid] = view->created_ms;
   if (auto bind = st.core->bind_placed(ref.uid)) {
     act(self, *bind);
     set_pods_waiting(st.core->waiting_pods());

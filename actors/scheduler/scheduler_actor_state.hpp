@@ -24,6 +24,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace kozmo::scheduler::shell {
@@ -45,8 +46,11 @@ struct scheduler_state {
   std::optional<pod_reporter> report;
   std::map<std::string, caf::actor> cellgroups; // group -> its cellgroup actor
   std::set<std::string> given_up;               // binds that failed permanently
+  // Admitted pods' creationTimestamps until their bind is sent (kozmo_scheduling_latency_seconds).
+  std::unordered_map<std::string, std::int64_t> created_ms;
   bool pass_queued = false;
   bool flush_queued = false; // a flush of queued wait reasons is on its way
+  bool vc_metrics_queued = false; // a refresh of the per-VC gauges is on its way
 
   // With a derived configuration (cfg.derived): what a rebuild of the core starts from.
   std::optional<derived_following> follow;

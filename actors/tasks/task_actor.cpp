@@ -49,6 +49,7 @@ struct task_state {
   cache_answer cache;
   int cache_asks_out = 0; // cache requests not answered yet (the round's world says so)
   controller::pass_loop loop;
+  metrics::gauge_slot counted_in; // kozmo_task_executions{phase}
   // The task's status decoded, for the resourceVersion it was decoded at.
   std::string decoded_rv;
   task_status decoded;
@@ -356,6 +357,7 @@ void count_outcomes(task_actor* self, const task_round& r) {
 
 controller::pass_decision run(task_actor* self) {
   auto& st = self->state;
+  count_task_in(st.counted_in, current_status(self).phase);
   task_world w;
   w.task = st.task.get();
   w.status = &current_status(self);
@@ -433,7 +435,7 @@ caf::behavior task_behavior(task_actor* self, std::shared_ptr<const task_actor_c
   hooks.pass = [self] { return run(self); };
   hooks.absorb = [self](const controller::step& s, json::value& answer) { note_answer(self, s, answer); };
   hooks.reread = [self](const controller::step& s, json::value& now) { note_reread(self, s, now); };
-  st.loop.start(self, tools, {"tasks: " + who(self), task_ref(self), st.cfg->min_backoff, st.cfg->max_backoff},
+  st.loop.start(self, tools, {"tasks: " + who(self), task_ref(self), st.cfg->min_backoff, st.cfg->max_backoff, controller_name},
                 std::move(hooks));
   for (auto& p : view.pods)
     st.pods.upsert(std::move(p));

@@ -1,6 +1,7 @@
 #include "actors/tasks/task_metrics.hpp"
 
-#include "k8s/metrics/registry.hpp"
+#include "actors/controller/controller_metrics.hpp"
+#include "actors/tasks/phase.hpp"
 
 namespace kozmo::tasks {
 namespace {
@@ -18,6 +19,18 @@ struct task_metrics {
   metrics::counter system_failures =
       metrics::counters("kozmo_task_attempts_failed_total", "Task attempts that failed, by whose failure it was")
           .series({{"kind", "system"}});
+  metrics::gauge_family by_phase =
+      metrics::gauges("kozmo_task_executions", "TaskExecutions by phase (status.phase; Pending: none written yet)");
+
+  task_metrics() {
+    // Every phase at zero from the start, so a dashboard's sum never reads "no data".
+    controller::series_for(controller_name); // the controller's series, at zero too
+    by_phase.series({{"phase", pending_phase}});
+    for (auto p : {task_phase::queued, task_phase::waiting_for_resources, task_phase::initializing,
+                   task_phase::running, task_phase::succeeded, task_phase::failed, task_phase::aborted,
+                   task_phase::waiting_for_cache})
+      by_phase.series({{"phase", to_string(p)}});
+  }
 };
 
 task_metrics& get() {
@@ -34,5 +47,9 @@ void count_round() { get().rounds.inc(); }
 void count_task_finished(bool succeeded) { get().finished.count(succeeded); }
 void count_pod_created() { get().pods_created.inc(); }
 void count_attempt_failed(bool system) { (system ? get().system_failures : get().user_failures).inc(); }
+
+void count_task_in(metrics::gauge_slot& slot, std::optional<task_phase> phase) {
+  slot.move_to(get().by_phase, {{"phase", phase ? to_string(*phase) : pending_phase}});
+}
 
 } // namespace kozmo::tasks

@@ -110,6 +110,14 @@ bool has_true(const job_status& s, std::string_view type) {
   return c != nullptr && c->status == "True";
 }
 
+std::string_view job_phase(const job_status& s) {
+  for (auto type : {condition_type::failed, condition_type::succeeded, condition_type::suspended,
+                    condition_type::restarting, condition_type::running})
+    if (has_true(s, type))
+      return type;
+  return condition_type::created;
+}
+
 bool clear_condition(job_status& s, std::string_view type) {
   if (is_failed(s))
     return false;

@@ -86,6 +86,10 @@ inline bool is_failed(const job_status& s) { return has_true(s, condition_type::
 inline bool is_succeeded(const job_status& s) { return has_true(s, condition_type::succeeded); }
 inline bool is_finished(const job_status& s) { return is_failed(s) || is_succeeded(s); }
 
+// The job's phase in one word, for kozmo_training_jobs{phase}: Failed, Succeeded, Suspended,
+// Restarting, Running, or Created (no condition says more yet, or only Created).
+std::string_view job_phase(const job_status& s);
+
 // Removes a condition (Kozmo's Stuck, once pods start): a False entry left at the end of the
 // list would show as the job's State in `kubectl get`. Returns true when one was removed.
 bool clear_condition(job_status& s, std::string_view type);

@@ -41,6 +41,7 @@ struct job_state {
   // may still see.
   std::vector<std::string> deleting;
   controller::pass_loop loop;
+  metrics::gauge_slot counted_in; // kozmo_training_jobs{kind,phase}
   bool was_finished = false; // the job as the running pass saw it (for the outcome metric)
   // The API server refused the last create (reconcile.hpp rule 6); cleared by a create that works.
   std::optional<observed::create_refusal> create_refused;
@@ -200,6 +201,7 @@ bool expected_gone(const job_state& st, const std::string& uid) {
 
 controller::pass_decision run_pass(job_actor* self) {
   auto& st = self->state;
+  count_job_in(st.counted_in, st.job->kind, job_phase(status_of(*st.job)));
   observed world;
   world.job = *st.job;
   world.now = st.loop.now();
@@ -279,7 +281,7 @@ caf::behavior job_behavior(job_actor* self, std::shared_ptr<const job_actor_conf
   hooks.settled = [self] { return !self->state.create_refused; };
   st.loop.start(self, tools,
                 {"training: " + j.kind + " " + j.metadata.namespace_ + "/" + j.metadata.name, job_ref(self),
-                 st.cfg->min_backoff, st.cfg->max_backoff},
+                 st.cfg->min_backoff, st.cfg->max_backoff, controller_name(j.kind)},
                 std::move(hooks));
   for (auto& p : view.pods)
     st.pods.upsert(std::move(p));

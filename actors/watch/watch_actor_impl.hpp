@@ -3,6 +3,7 @@
 #pragma once
 
 #include "actors/watch/watch_actor.hpp"
+#include "k8s/client/client_metrics.hpp"
 #include "k8s/client/paths.hpp"
 #include "k8s/client/retry.hpp"
 #include "k8s/model/codec.hpp"
@@ -366,6 +367,8 @@ void relist_after_expiry(watch_actor<T>* self) {
   auto& st = self->state;
   st.stream.cancel();
   ++st.generation; // ignore whatever the cancelled stream still reports
+  const auto& r = st.cfg.resource;
+  client::count_relist(r.group.empty() ? r.resource : r.resource + "." + r.group);
   if (st.expired_in_a_row++ == 0)
     start_list(self);
   else

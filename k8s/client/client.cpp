@@ -329,7 +329,10 @@ net::awaitable<expected<response>> client_impl::perform(const request& req) {
         client_impl* c;
         ~slot_hold() { c->release_slot(); }
       } hold{this};
+      auto began = std::chrono::steady_clock::now();
       attempted = co_await attempt(req);
+      observe_request(ep->host_header, req.method, attempted->resp ? attempted->resp->status : 0,
+                      std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
     }
     auto& out = *attempted;
     count_request(req.method, out.resp ? out.resp->status : 0);

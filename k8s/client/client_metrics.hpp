@@ -11,4 +11,16 @@ namespace kozmo::client {
 // code="error".
 void count_request(std::string_view method, int status);
 
+// client-go's names, for the dashboards operators have:
+//   rest_client_requests_total{code,method,host}: one per attempt; code is the HTTP status
+//     ("200", "409") or "<error>" when no answer came; method as above;
+//   rest_client_request_duration_seconds{verb,host}: the attempt's time on the wire (verb is
+//     the HTTP method, as client-go labels it).
+// `host` is the API server's "host:port" (one per client configuration, so a handful).
+void observe_request(std::string_view host, std::string_view method, int status, double seconds);
+
+// kozmo_watch_relists_total{resource}: a watch's resourceVersion expired (410 Gone) and it
+// listed everything again. `resource` is "pods", "pytorchjobs.kubeflow.org", ...
+void count_relist(std::string_view resource);
+
 } // namespace kozmo::client

@@ -46,9 +46,12 @@ private:
 class gauge {
 public:
   void set(double value) const;
+  void inc(double by = 1) const;
+  void dec(double by = 1) const;
 
 private:
   friend gauge add_gauge(std::string_view, std::string_view);
+  friend class gauge_family;
   void* series_ = nullptr;
 };
 
@@ -58,6 +61,7 @@ public:
 
 private:
   friend histogram add_histogram(std::string_view, std::string_view, std::vector<double>);
+  friend class histogram_family;
   void* series_ = nullptr;
 };
 
@@ -71,8 +75,51 @@ private:
   void* family_ = nullptr;
 };
 
-// Registers a family; registering a name twice returns the same family.
+class gauge_family {
+public:
+  // The series with these label values (created at zero on the first call).
+  gauge series(labels values) const;
+
+private:
+  friend gauge_family gauges(std::string_view, std::string_view);
+  void* family_ = nullptr;
+};
+
+class histogram_family {
+public:
+  // The series with these label values (created empty on the first call).
+  histogram series(labels values) const;
+
+private:
+  friend histogram_family histograms(std::string_view, std::string_view, std::vector<double>);
+  void* family_ = nullptr;
+};
+
+// Register a family; registering a name twice returns the same family (a histogram keeps the
+// bucket bounds it was first registered with).
 counter_family counters(std::string_view name, std::string_view help);
+gauge_family gauges(std::string_view name, std::string_view help);
+histogram_family histograms(std::string_view name, std::string_view help, std::vector<double> bucket_bounds);
+
+// One object's place in a gauge family that counts objects by state (training jobs by kind and
+// phase, tasks by phase): it adds 1 to the series of its current labels, moves when they change,
+// and takes its 1 away when destroyed (the actor that owns it stopped). Not thread-safe: one
+// owner. Label values are compared, so calling move_to on every pass costs no registry lookup.
+class gauge_slot {
+public:
+  gauge_slot() = default;
+  gauge_slot(const gauge_slot&) = delete;
+  gauge_slot& operator=(const gauge_slot&) = delete;
+  ~gauge_slot() { leave(); }
+
+  void move_to(const gauge_family& family, labels values);
+  void leave();
+
+private:
+  gauge held_;
+  bool holding_ = false;
+  std::string key_; // the label values held, joined
+};
 
 // A family with the two series {outcome="succeeded"} and {outcome="failed"}.
 struct outcome_counters {

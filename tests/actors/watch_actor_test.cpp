@@ -8,6 +8,7 @@
 #include "k8s/apiserver/server.hpp"
 #include "k8s/client/client.hpp"
 #include "k8s/client/config.hpp"
+#include "k8s/metrics/registry.hpp"
 
 #include <caf/all.hpp>
 #include <catch2/catch.hpp>
@@ -15,6 +16,7 @@
 #include <cstdlib>
 #include <map>
 #include <random>
+#include <sstream>
 
 using namespace kozmo;
 using namespace std::chrono_literals;
@@ -253,6 +255,17 @@ TEST_CASE("a watch with a field selector on spec.schedulerName lists and follows
   }
 }
 
+// kozmo_watch_relists_total{resource=...} as /metrics shows it (0 before the first relist).
+static double relists_of(const std::string& resource) {
+  std::istringstream in(kozmo::metrics::render());
+  const std::string series = "kozmo_watch_relists_total{resource=\"" + resource + "\"} ";
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(series, 0) == 0)
+      return std::stod(line.substr(series.size()));
+  return 0;
+}
+
 TEST_CASE("the watch converges through dropped connections, 410 relists, 429s and 500s without losing or repeating") {
   target t;
   if (!t.has_faults()) {
@@ -295,6 +308,8 @@ TEST_CASE("the watch converges through dropped connections, 410 relists, 429s an
       t.relabel("p2", "x");
       CHECK(converge(self, v, t.server_state()));
       CHECK(stats_of(self, w).lists >= 2);
+      // What an operator graphs: kozmo_watch_relists_total{resource="pods"} moved.
+      CHECK(relists_of("pods") >= 1);
       faults.expire_watch_resumes(false);
     }
     SECTION("the relist itself meets 429 with Retry-After and 500s") {
