@@ -124,6 +124,7 @@ expected<sources> connect(const status_options& opts) {
 // Reads the cell map into `snap` (rule 1 of status_view.hpp: an error leaves it empty).
 void read_cellmap(sources& s, status_snapshot& snap) {
   const std::string what = "the GPU scheduler's cell map";
+  snap.cellmap_read = false;
   auto take = [&](expected<json::value> doc, const std::string& where) {
     if (!doc) {
       snap.errors.push_back(describe(what, where, doc.err()));
@@ -135,6 +136,7 @@ void read_cellmap(sources& s, status_snapshot& snap) {
       return;
     }
     snap.cellmap = std::move(*view);
+    snap.cellmap_read = true;
   };
   if (s.inspect) {
     take(get_json(*s.inspect, s.inspect_path), s.inspect->cfg().server + cellmap_path);
@@ -167,8 +169,10 @@ void read_work(sources& s, const status_options& opts, status_snapshot& snap) {
         continue;
       snap.errors.push_back(describe(std::string("jobs and tasks (") + k.plural + "." + k.group + ")",
                                      s.api->cfg().server, list.err()));
-      if (list.err().code == 0 || list.err().code == 401)
+      if (list.err().code == 0 || list.err().code == 401) {
+        snap.work_read = false;
         return; // every other kind would fail the same way
+      }
       continue;
     }
     const json::value* items = list->find("items");
@@ -215,6 +219,8 @@ status_snapshot read_all(sources& s, const status_options& opts) {
   bool unreachable = !s.inspect && !snap.errors.empty() && snap.errors.back().rfind("cannot reach", 0) == 0;
   if (!unreachable)
     read_work(s, opts, snap);
+  else
+    snap.work_read = false;
   return snap;
 }
 

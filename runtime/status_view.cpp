@@ -269,8 +269,11 @@ std::string render_table(const std::vector<std::string>& headers, const std::vec
 std::string render_text(const status_snapshot& snap, const render_options& opts) {
   const std::size_t width = opts.truncate && !opts.wide ? opts.width : 0;
   auto n = [](std::int64_t v) { return std::to_string(v); };
+  const std::string unread = "(could not be read)\n";
   std::string out = "VIRTUAL CLUSTERS\n";
-  if (snap.cellmap.virtual_clusters.empty()) {
+  if (!snap.cellmap_read) {
+    out += unread;
+  } else if (snap.cellmap.virtual_clusters.empty()) {
     out += "(none)\n";
   } else {
     std::vector<std::vector<std::string>> rows;
@@ -280,7 +283,9 @@ std::string render_text(const status_snapshot& snap, const render_options& opts)
   }
 
   out += "\nWAITING GANGS\n";
-  if (snap.cellmap.waiting_gangs.empty()) {
+  if (!snap.cellmap_read) {
+    out += unread;
+  } else if (snap.cellmap.waiting_gangs.empty()) {
     out += "(none)\n";
   } else {
     std::vector<std::string> headers{"NAME", "VC", "PRIORITY", "PODS", "GPUS", "WAITING"};
@@ -300,6 +305,8 @@ std::string render_text(const status_snapshot& snap, const render_options& opts)
   }
 
   out += "\nJOBS AND TASKS\n";
+  if (!snap.work_read)
+    return out + unread;
   if (snap.work.empty())
     return out + "(none)\n";
   std::vector<work_item> work = snap.work;

@@ -63,6 +63,8 @@ struct status_snapshot {
   cellmap_view cellmap;
   std::vector<work_item> work;
   std::vector<std::string> errors; // one line each, for stderr
+  bool cellmap_read = true;          // false: its sections say so instead of "(none)"
+  bool work_read = true;
 };
 
 // The cell map from its JSON. Keys the command does not show are ignored; a missing list is
@@ -94,7 +96,8 @@ struct render_options {
   bool namespace_column = true; // all namespaces: the jobs' NAMESPACE column
 };
 
-// The three sections as aligned tables, each headed by its title; "(none)" for an empty one.
+// The three sections as aligned tables, each headed by its title; "(none)" for an empty one,
+// "(could not be read)" for one whose source failed.
 std::string render_text(const status_snapshot& snap, const render_options& opts);
 
 // Aligned columns (three spaces apart, kubectl's look). When `width` > 0 the last column is cut

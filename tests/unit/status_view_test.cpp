@@ -182,6 +182,13 @@ TEST_CASE("a single namespace drops the NAMESPACE column; empty sections say (no
   CHECK_THAT(text, Catch::Contains("KIND            NAME    PHASE     AGE\nPyTorchJob"));
   auto empty = render_text(status_snapshot{}, {});
   CHECK(empty == "VIRTUAL CLUSTERS\n(none)\n\nWAITING GANGS\n(none)\n\nJOBS AND TASKS\n(none)\n");
+  // A section whose source failed says so; the others still show (rule 1).
+  auto half = snapshot();
+  half.cellmap = {};
+  half.cellmap_read = false;
+  auto half_text = render_text(half, {});
+  CHECK_THAT(half_text, Catch::StartsWith("VIRTUAL CLUSTERS\n(could not be read)\n\nWAITING GANGS\n(could not be read)\n") &&
+                            Catch::Contains("PyTorchJob      train"));
 }
 
 TEST_CASE("-o json and -o yaml print one document with the three lists, the same in both") {
