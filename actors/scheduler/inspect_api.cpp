@@ -26,6 +26,10 @@ std::optional<inspect_query> parse_inspect_path(std::string_view target) {
   constexpr std::string_view vcs = "/v1/inspect/clusterstatus/virtualclusters";
   auto is = [&](std::string_view p) { return path == p || (path.size() == p.size() + 1 && starts_with(path, p) && path.back() == '/'); };
   auto name_after = [&](std::string_view p) { return url::decode(path.substr(p.size() + 1)); };
+  if (is("/v1/inspect/cellmap"))
+    return inspect_query{inspect_kind::cell_map, ""};
+  if (auto v = parse_since(path))
+    return inspect_query{inspect_kind::cell_map_since, std::to_string(*v)};
   if (is(groups))
     return inspect_query{inspect_kind::affinity_groups, ""};
   // Group names may hold a slash (the default group of a pod is "<ns>/<pod>"): the rest is the name.
@@ -47,7 +51,8 @@ std::optional<inspect_query> parse_inspect_path(std::string_view target) {
   return std::nullopt;
 }
 
-inspect_answer answer_inspect(const scheduler_core& core, std::string_view path) {
+inspect_answer answer_inspect(const scheduler_core& core, std::string_view path, cell_map_journal* journal,
+                              std::int64_t now_ms) {
   auto q = parse_inspect_path(path);
   if (!q)
     return error_answer(error::not_found("no inspect API at " + std::string(path.substr(0, path.find('?')))));
@@ -65,6 +70,15 @@ inspect_answer answer_inspect(const scheduler_core& core, std::string_view path)
     return json_answer(core.inspect_virtual_clusters());
   case inspect_kind::virtual_cluster:
     return json_answer(core.inspect_virtual_cluster(q->name));
+  case inspect_kind::cell_map:
+  case inspect_kind::cell_map_since: {
+    cell_map_journal own(now_ms);
+    cell_map_journal& j = journal ? *journal : own;
+    j.publish(core.map());
+    if (q->kind == inspect_kind::cell_map_since)
+      if (auto delta = j.since(std::stoull(q->name), now_ms)) return json_answer(*delta);
+    return json_answer(j.full(now_ms));
+  }
   }
   return error_answer(error::not_found("unknown inspect view"));
 }

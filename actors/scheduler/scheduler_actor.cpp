@@ -177,11 +177,6 @@ void when_ready(scheduler_actor* self, std::function<void()> serve) {
   self->state.deferred.push_back(std::move(serve));
 }
 
-inspect_reply inspect(scheduler_actor* self, const std::string& path) {
-  auto a = answer_inspect(*self->state.core, path);
-  return {a.status, std::move(a.body)};
-}
-
 caf::behavior scheduler(scheduler_actor* self, std::shared_ptr<client::client> cli, caf::actor pods_watch,
                         caf::actor nodes_watch, scheduler_actor_config cfg, cellgroup_factory spawn_group,
                         std::shared_ptr<scheduler_core> core, int force_bind_threshold) {
@@ -247,13 +242,17 @@ caf::behavior scheduler(scheduler_actor* self, std::shared_ptr<client::client> c
       },
       [self](const inspect_callback& req) {
         when_ready(self, [self, req] {
-          if (req.done)
-            req.done(inspect(self, req.path));
+          if (!req.done)
+            return;
+          if (auto since = parse_since(req.path))
+            return watch_map(self, *since, req.done);
+          req.done(answer(self, req.path));
         });
       },
+      [self](caf::tick_atom) { map_tick(self); },
       [self](const inspect_request& req) -> caf::result<inspect_reply> {
         auto rp = self->make_response_promise<inspect_reply>();
-        when_ready(self, [self, rp, path = req.path]() mutable { rp.deliver(inspect(self, path)); });
+        when_ready(self, [self, rp, path = req.path]() mutable { rp.deliver(answer(self, path)); });
         return caf::delegated<inspect_reply>();
       },
   };

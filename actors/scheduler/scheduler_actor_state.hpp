@@ -4,6 +4,7 @@
 // files only.
 #pragma once
 
+#include "actors/scheduler/cell_map.hpp"
 #include "actors/scheduler/derived_following.hpp"
 #include "actors/scheduler/other_pods.hpp"
 #include "actors/scheduler/pod_intake.hpp"
@@ -11,6 +12,7 @@
 #include "actors/scheduler/scheduler_actor.hpp"
 #include "actors/scheduler/scheduler_core.hpp"
 #include "actors/scheduler/startup.hpp"
+#include "messages/scheduler_messages.hpp"
 #include "messages/watch_types.hpp"
 
 #include <caf/event_based_actor.hpp>
@@ -52,6 +54,16 @@ struct scheduler_state {
 
   // Other schedulers' pods that hold GPUs; the core keeps each node's sum.
   std::optional<other_pods> others;
+
+  // Readers of the cell map waiting for a change (scheduler_actor_map.cpp).
+  struct map_waiter {
+    std::uint64_t since = 0;
+    std::int64_t until_ms = 0;
+    std::function<void(inspect_reply)> done;
+  };
+  std::optional<cell_map_journal> journal;
+  std::vector<map_waiter> map_waiters;
+  bool map_tick_queued = false;
 };
 
 using scheduler_actor = caf::stateful_actor<scheduler_state>;
@@ -67,6 +79,12 @@ void recover(scheduler_actor* self, const k8s::pod& p); // a bound pod of ours, 
 void apply_pod(scheduler_actor* self, watch::event_type type, const pod_ptr& pod);
 void apply_node(scheduler_actor* self, watch::event_type type, const node_ptr& node);
 void shift_other_gpus(scheduler_actor* self, const std::vector<other_pods::change>& changes);
+
+// ---- scheduler_actor_map.cpp: the cell map and its readers ------------------------------------
+inspect_reply answer(scheduler_actor* self, const std::string& path);
+// GET /v1/inspect/cellmap/since/N: answered when the map moves past N, or after a few seconds.
+void watch_map(scheduler_actor* self, std::uint64_t since, std::function<void(inspect_reply)> done);
+void map_tick(scheduler_actor* self);
 
 // ---- scheduler_actor_derived.cpp: a configuration derived from the nodes -------------------
 void follow_node(scheduler_actor* self, watch::event_type type, const node_ptr& n);

@@ -500,6 +500,18 @@ expected<json::value> scheduler_core::inspect_group(std::string_view name) const
   return impl_->group_json(it->second);
 }
 
+cell_map scheduler_core::map() const {
+  impl_->state.settle();
+  return {impl_->vc_usages(), impl_->waiting_gangs(), impl_->map_cells()};
+}
+
+std::vector<vc_usage> scheduler_core::vc_usages() const {
+  impl_->state.settle();
+  return impl_->vc_usages();
+}
+
+std::vector<waiting_gang> scheduler_core::waiting_gangs() const { return impl_->waiting_gangs(); }
+
 // The inspect views settle first: they show which cells are doomed (Bad) right after a node
 // report, not after the next round. Settling changes no placement a caller can see otherwise.
 json::value scheduler_core::inspect_physical_cluster() const {

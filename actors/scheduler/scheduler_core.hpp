@@ -121,6 +121,62 @@ struct group_notice {
   std::vector<pod_ref> pods; // the group's live pods when the notice was taken
 };
 
+// What a person looking at the cluster asks (the cell map page, `kozmo status`, the metrics):
+// each VC's GPUs, the gangs that wait and why, and who holds every GPU (cell_map.hpp turns it
+// into the page's JSON).
+struct vc_usage {
+  std::string name;
+  int guaranteed = 0; // GPUs of its cells (its quota)
+  int used = 0;       // of those, held by its guaranteed gangs
+  int free = 0;       // of those, neither used nor on bad hardware
+  int borrowed = 0;   // GPUs its opportunistic gangs hold, outside its quota
+};
+
+struct waiting_gang {
+  std::string name;
+  std::string vc;          // "" in physical mode
+  int priority = 0;
+  int pods = 0;            // pods present
+  int gpus = 0;            // GPUs the whole gang asks for
+  std::string reason;      // what its pods were told last
+  // A short fixed word (a metric label): VirtualClusterFull, ClusterFull, Preempting,
+  // Reserving, Opportunistic.
+  std::string reason_kind;
+  std::int64_t since_ms = 0; // when its first pod arrived
+};
+
+// A GPU's state on the map: free, held by a guaranteed gang, by an opportunistic one, reserved
+// for a preemption, held by a gang being preempted, on a bad node, held by another scheduler's
+// pod.
+enum class gpu_state : char {
+  free = 'f', bound = 'b', opportunistic = 'o', reserved = 'r', preempting = 'p', bad = 'x', other = 'e'
+};
+
+// Consecutive GPUs of a node (tree order) alike: same state and gang.
+struct gpu_run {
+  gpu_state state = gpu_state::free;
+  int count = 0;
+  std::string gang; // holder or reserver ("" when free, bad or another scheduler's)
+  std::string vc;   // the gang's VC
+  friend bool operator==(const gpu_run&, const gpu_run&) = default;
+};
+
+// A physical cell, parents before children. Node-level cells have `node` and their GPUs;
+// the cells above have neither (the page sums their children).
+struct map_cell {
+  std::string address;
+  std::string type;
+  int parent = -1; // index into cell_map::cells
+  std::string node;
+  std::vector<gpu_run> gpus;
+};
+
+struct cell_map {
+  std::vector<vc_usage> vcs;
+  std::vector<waiting_gang> waiting; // in their turn: highest priority, then oldest
+  std::vector<map_cell> cells;
+};
+
 // The Event a notice becomes on each of its pods: reason "LazyPreempted" / "Downgraded"
 // (Warning) or "PreemptionCancelled" (Normal).
 inline const char* event_reason(notice_kind k) {
@@ -214,6 +270,11 @@ public:
   // Notices since the last call (oldest first), each with the group's pods as they are now;
   // the list is cleared. Call it after every mutating call.
   std::vector<group_notice> take_notices();
+
+  // The map of who holds what (cell_map above); vc_usages and waiting_gangs are its parts.
+  cell_map map() const;
+  std::vector<vc_usage> vc_usages() const;
+  std::vector<waiting_gang> waiting_gangs() const;
 
   // Inspect answers, shaped like HiveD's /v1/inspect/... JSON.
   json::value inspect_groups() const;

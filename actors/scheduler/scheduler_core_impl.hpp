@@ -235,6 +235,10 @@ struct core_impl {
   void cancel_preemption(group_entry& g, const std::string& by);
   void downgrade(group_entry& g, const std::string& reason, const std::string& by, std::int64_t now_ms);
   std::string wait_reason(const group_entry& g) const;
+  // The map of who holds what (scheduler_core_map.cpp).
+  std::vector<vc_usage> vc_usages() const;
+  std::vector<waiting_gang> waiting_gangs() const;
+  std::vector<map_cell> map_cells() const;
   // What wait_reason says of the cluster's free GPUs for one leaf type ("" = any): node-level
   // cells' totals and, per pod size, the free slots and the per-node list when short.
   struct node_slots {
