@@ -136,6 +136,10 @@ expected<cellmap_view> parse_cellmap(const json::value& doc) {
     }
     view.waiting_gangs.push_back(std::move(g));
   }
+  auto total = int_field(doc, "waitingTotal", "cellmap");
+  if (!total)
+    return total.err();
+  view.waiting_total = std::max<std::int64_t>(*total, static_cast<std::int64_t>(view.waiting_gangs.size()));
   return view;
 }
 
@@ -302,6 +306,8 @@ std::string render_text(const status_snapshot& snap, const render_options& opts)
       rows.push_back(std::move(row));
     }
     out += render_table(headers, rows, width);
+    if (auto more = snap.cellmap.waiting_total - static_cast<std::int64_t>(rows.size()); more > 0)
+      out += "(" + n(more) + " more waiting, not listed by the scheduler)\n";
   }
 
   out += "\nJOBS AND TASKS\n";
@@ -349,7 +355,10 @@ json::value snapshot_document(const status_snapshot& snap) {
       item.set("ageSeconds", w.age_seconds);
     work.push_back(std::move(item));
   }
-  json::object doc{{"virtualClusters", std::move(vcs)}, {"waitingGangs", std::move(gangs)}, {"jobsAndTasks", std::move(work)}};
+  json::object doc{{"virtualClusters", std::move(vcs)},
+                   {"waitingGangs", std::move(gangs)},
+                   {"waitingTotal", snap.cellmap.waiting_total},
+                   {"jobsAndTasks", std::move(work)}};
   for (const auto& e : snap.errors)
     errors.push_back(e);
   if (!errors.empty())

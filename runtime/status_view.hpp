@@ -48,6 +48,7 @@ struct cellmap_view {
   std::int64_t version = 0;
   std::vector<vc_usage> virtual_clusters;
   std::vector<waiting_gang> waiting_gangs;
+  std::int64_t waiting_total = 0; // the scheduler lists at most 500; this counts them all
 };
 
 // A training job or a TaskExecution.

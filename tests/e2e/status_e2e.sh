@@ -57,7 +57,7 @@ within 30 "  ... the PyTorchJob runs" 'Running' k get pytorchjob train -o 'jsonp
 within 30 "  ... one task runs, the other succeeded" '^Running Succeeded$' k get taskexecution prep done -o 'jsonpath={.items[*].status.phase}'
 
 # ---- plain output (not a terminal: nothing cut) ----
-within 30 "kozmo status lists the waiting gang" '^default/big +' st
+within 30 "kozmo status lists the waiting gang" '^big +' st
 st >"$WORK/plain.out" 2>"$WORK/plain.err"; rc=$?
 expect "  ... and exits 0 with nothing on stderr" '^0 0$' sh -c "echo $rc \$(wc -c <'$WORK/plain.err')"
 expect "  ... three sections" '^VIRTUAL CLUSTERS WAITING GANGS JOBS AND TASKS $' sh -c \
@@ -65,8 +65,8 @@ expect "  ... three sections" '^VIRTUAL CLUSTERS WAITING GANGS JOBS AND TASKS $'
 expect "  ... the VC table's columns" '^NAME +GUARANTEED +USED +FREE +BORROWED$' sed -n 2p "$WORK/plain.out"
 expect "  ... the VC: 16 GPUs guaranteed, the bound gang's 8 used, 8 free" '^[a-z0-9-]+ +16 +8 +8 +0$' sed -n 3p "$WORK/plain.out"
 expect "  ... the waiting gang: its VC, 3 pods, 24 GPUs, an age and a reason" \
-  '^default/big +[a-z0-9-]+ +0 +3 +24 +[0-9]+[smh][0-9smh]* +[A-Za-z].{20,}' grep '^default/big' "$WORK/plain.out"
-expect "  ... the bound gang does not wait" '^0$' sh -c "grep -c '^default/fits' '$WORK/plain.out'; true"
+  '^big +default +0 +3 +24 +[0-9]+[smh][0-9smh]* +VC default has 8 of 16 .*GPUs free; .*needs 3 × 8' grep '^big' "$WORK/plain.out"
+expect "  ... the bound gang does not wait" '^0$' sh -c "grep -c '^fits' '$WORK/plain.out'; true"
 expect "  ... the PyTorchJob, Running" '^default +PyTorchJob +train +Running +[0-9]+[smh]' grep PyTorchJob "$WORK/plain.out"
 expect "  ... the running task" '^default +TaskExecution +prep +Running ' grep prep "$WORK/plain.out"
 expect "  ... not the finished one" '^0$' sh -c "grep -c ' done ' '$WORK/plain.out'; true"
@@ -77,8 +77,8 @@ expect "-n elsewhere lists no job" '^JOBS AND TASKS.\(none\)' sh -c "$KOZMO stat
 # ---- -o json / -o yaml: one document with the three lists ----
 st -o json >"$WORK/status.json"
 expect "-o json: the VC's numbers" '^16 8 8 0$' jq -r '.virtualClusters[0] | "\(.guaranteedGPUs) \(.usedGPUs) \(.freeGPUs) \(.borrowedGPUs)"' "$WORK/status.json"
-expect "-o json: the waiting gang with its reason's kind" '^3 24 [A-Za-z]+ .+' \
-  jq -r '.waitingGangs[] | select(.name == "default/big") | "\(.pods) \(.gpus) \(.reasonKind) \(.reason)"' "$WORK/status.json"
+expect "-o json: the waiting gang with its reason's kind" '^3 24 VirtualClusterFull VC default has 8 of 16 ' \
+  jq -r '.waitingGangs[] | select(.name == "big") | "\(.pods) \(.gpus) \(.reasonKind) \(.reason)"' "$WORK/status.json"
 expect "-o json: jobs and tasks with phase and age" '^PyTorchJob/train/Running/true TaskExecution/prep/Running/true $' \
   sh -c "jq -r '.jobsAndTasks[] | \"\(.kind)/\(.name)/\(.phase)/\(.ageSeconds >= 0)\"' '$WORK/status.json' | tr '\n' ' '"
 expect "-o json: no errors key when all was read" '^false$' jq 'has("errors")' "$WORK/status.json"
@@ -93,15 +93,15 @@ print("same" if y == j else "differ:\n%s\n%s" % (y, j))' "$WORK/status.yaml" "$W
 
 # ---- a terminal: script(1) gives a pty of 70 columns; the reason is cut with an ellipsis ----
 script -qec "stty cols 70; COLUMNS= $KOZMO status 2>/dev/null" /dev/null | tr -d '\r' >"$WORK/tty.out"
-expect "on a 70-column terminal the gang's line is cut to fit, ending in …" '^default/big .*…$' grep '^default/big' "$WORK/tty.out"
+expect "on a 70-column terminal the gang's line is cut to fit, ending in …" '^big .*…$' grep '^big' "$WORK/tty.out"
 expect "  ... no line is wider than 70 columns" '^0$' /usr/bin/python3 -c \
   'import sys; print(sum(len(l.rstrip("\n")) > 70 for l in open(sys.argv[1], encoding="utf-8")))' "$WORK/tty.out"
 script -qec "stty cols 70; COLUMNS= $KOZMO status -o wide 2>/dev/null" /dev/null | tr -d '\r' >"$WORK/wide.out"
-KIND=$(jq -r '.waitingGangs[] | select(.name == "default/big") | .reasonKind' "$WORK/status.json")
-REASON=$(jq -r '.waitingGangs[] | select(.name == "default/big") | .reason' "$WORK/status.json")
+KIND=$(jq -r '.waitingGangs[] | select(.name == "big") | .reasonKind' "$WORK/status.json")
+REASON=$(jq -r '.waitingGangs[] | select(.name == "big") | .reason' "$WORK/status.json")
 expect "-o wide on the terminal: the reason in full after its kind" '^yes$' /usr/bin/python3 -c '
 import sys
-line = [l.rstrip("\n") for l in open(sys.argv[1], encoding="utf-8") if l.startswith("default/big")][0]
+line = [l.rstrip("\n") for l in open(sys.argv[1], encoding="utf-8") if l.startswith("big")][0]
 print("yes" if line.endswith(sys.argv[2] + "   " + sys.argv[3]) else line)' "$WORK/wide.out" "$KIND" "$REASON"
 
 # ---- --watch: not a terminal, snapshots one after another; under tmux, redrawn in place ----
@@ -111,10 +111,10 @@ expect "  ... having printed several snapshots, a blank line between them" '^([2
   "n=\$(grep -c '^VIRTUAL CLUSTERS' '$WORK/watch.out'); b=\$(grep -B1 '^VIRTUAL CLUSTERS' '$WORK/watch.out' | grep -c '^\$'); [ \$b -eq \$((n - 1)) ] && echo \"\$n ok\" || echo \"\$n snapshots, \$b blank\""
 tmux -L "$TMUX_SOCKET" new-session -d -s status -x 90 -y 40 "KUBECONFIG=$KUBECONFIG $KOZMO status --watch --interval 0.3; echo exited=\$?; sleep 30"
 screen() { tmux -L "$TMUX_SOCKET" capture-pane -p -t status; }
-within 20 "under tmux, --watch shows the tables" '^default/big ' screen
+within 20 "under tmux, --watch shows the tables" '^big ' screen
 sleep 1
 expect "  ... redrawn in place: one snapshot on the screen" '^1$' sh -c "tmux -L $TMUX_SOCKET capture-pane -p -t status | grep -c '^VIRTUAL CLUSTERS'"
-expect "  ... the reason cut to the 90 columns" '^default/big .*…$' sh -c "tmux -L $TMUX_SOCKET capture-pane -p -t status | grep '^default/big'"
+expect "  ... the reason cut to the 90 columns" '^big .*…$' sh -c "tmux -L $TMUX_SOCKET capture-pane -p -t status | grep '^big'"
 tmux -L "$TMUX_SOCKET" send-keys -t status C-c
 within 10 "  ... Ctrl-C ends it with 0" 'exited=0' screen
 
@@ -123,13 +123,13 @@ mkdir -p "$WORK/bin" && ln -s "$KOZMO" "$WORK/bin/kubectl-kozmo"
 expect "kubectl plugin list finds kubectl-kozmo" 'kubectl-kozmo' env PATH="$WORK/bin:$PATH" kubectl plugin list
 expect "kubectl kozmo status (KUBECONFIG from the environment) shows the VC" '^[a-z0-9-]+ +16 +8 +8 +0$' \
   sh -c "PATH='$WORK/bin:$PATH' kubectl kozmo status | sed -n 3p"
-expect "kubectl kozmo status -o json lists the waiting gang" '^default/big$' \
+expect "kubectl kozmo status -o json lists the waiting gang" '^big$' \
   sh -c "PATH='$WORK/bin:$PATH' kubectl kozmo status -o json | jq -r '.waitingGangs[].name'"
 expect_fail "kubectl kozmo names itself in its errors" '^kubectl kozmo: .*unknown command' env PATH="$WORK/bin:$PATH" kubectl kozmo nonsense
 
 # ---- --inspect-url: the same server named directly ----
-expect "--inspect-url at the server's own address (its CA from the kubeconfig)" '^default/big ' \
-  sh -c "$KOZMO status --inspect-url '$(server_url)' | grep '^default/big'"
+expect "--inspect-url at the server's own address (its CA from the kubeconfig)" '^big ' \
+  sh -c "$KOZMO status --inspect-url '$(server_url)' | grep '^big'"
 
 # ---- what goes wrong, said in one line, exit 1 ----
 sed "s#server: .*#server: https://127.0.0.1:1#" "$KUBECONFIG" >"$WORK/unreachable.kubeconfig"

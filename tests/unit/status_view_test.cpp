@@ -27,6 +27,7 @@ const char* cellmap_fixture = R"({
      "reason": "VC vc1 has 8 of 16 GPUs free; the gang needs 32, more than the VC's guaranteed 16 GPUs",
      "reasonKind": "VirtualClusterFull", "waitingSeconds": 754}
   ],
+  "waitingTotal": 1,
   "nodes": [{"name": "n0"}]
 })";
 
@@ -80,6 +81,18 @@ TEST_CASE("the cell map is read from the inspect contract, ignoring keys it does
   CHECK(g.gpus == 32);
   CHECK(g.reason_kind == "VirtualClusterFull");
   CHECK(g.waiting_seconds == 754);
+  CHECK(view->waiting_total == 1);
+}
+
+TEST_CASE("gangs the scheduler counted but did not list are said to exist") {
+  auto doc = fixture();
+  doc["waitingTotal"] = 501;
+  auto view = parse_cellmap(doc);
+  REQUIRE(view.has_value());
+  status_snapshot snap;
+  snap.cellmap = *view;
+  CHECK_THAT(render_text(snap, {}), Catch::Contains("12m       VC vc1") && Catch::Contains("(500 more waiting, not listed by the scheduler)\n"));
+  CHECK(snapshot_document(snap).get_int("waitingTotal") == 501);
 }
 
 TEST_CASE("a cell map of the wrong shape is an error naming the key, never a half-read table") {
