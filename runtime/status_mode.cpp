@@ -58,7 +58,9 @@ std::string describe(const std::string& what, const std::string& where, const er
   case 0: return "cannot reach " + where + " (" + what + "): " + msg;
   case 401: return what + ": 401 Unauthorized at " + where + ": the credentials were not accepted (" + msg + ")";
   case 403: return what + ": 403 Forbidden at " + where + ": " + msg;
-  case 503: return what + ": 503 at " + where + ": the GPU scheduler is not running or not ready (" + msg + ")";
+  case 503:
+    return what + ": 503 Service Unavailable at " + where + ": " +
+           (msg.empty() ? "the GPU scheduler is not running or not ready there" : msg);
   default: return what + ": " + std::to_string(e.code) + " " + e.reason + " at " + where + ": " + msg;
   }
 }
@@ -121,8 +123,9 @@ expected<sources> connect(const status_options& opts) {
   return s;
 }
 
-// Reads the cell map into `snap` (rule 1 of status_view.hpp: an error leaves it empty).
-void read_cellmap(sources& s, status_snapshot& snap) {
+// Reads the cell map into `snap` (rule 1 of status_view.hpp: an error leaves it empty). False
+// when the API server itself could not be reached.
+bool read_cellmap(sources& s, status_snapshot& snap) {
   const std::string what = "the GPU scheduler's cell map";
   snap.cellmap_read = false;
   auto take = [&](expected<json::value> doc, const std::string& where) {
@@ -140,23 +143,25 @@ void read_cellmap(sources& s, status_snapshot& snap) {
   };
   if (s.inspect) {
     take(get_json(*s.inspect, s.inspect_path), s.inspect->cfg().server + cellmap_path);
-    return;
+    return true;
   }
   const std::string server = s.api->cfg().server;
   auto direct = get_json(*s.api, cellmap_path);
   if (direct || (direct.err().code != 404 && direct.err().code != 403)) {
+    bool reached = direct || direct.err().code != 0;
     take(std::move(direct), server + cellmap_path);
-    return;
+    return reached;
   }
   auto proxied = get_json(*s.api, proxy_cellmap_path);
   if (proxied) {
     take(std::move(proxied), server + proxy_cellmap_path);
-    return;
+    return true;
   }
   snap.errors.push_back(what + ": " + std::to_string(direct.err().code) + " at " + server + cellmap_path +
                         " and, through the service proxy to kozmo-system/kozmo-controller-metrics, " +
                         std::to_string(proxied.err().code) + " " + message_of(proxied.err()) +
                         " (is Kozmo's scheduler running? --inspect-url names its address)");
+  return true;
 }
 
 void read_work(sources& s, const status_options& opts, status_snapshot& snap) {
@@ -214,10 +219,8 @@ std::string render(const status_snapshot& snap, const status_options& opts, bool
 
 status_snapshot read_all(sources& s, const status_options& opts) {
   status_snapshot snap;
-  read_cellmap(s, snap);
-  // An API server that cannot be reached at all need not be asked seven more times.
-  bool unreachable = !s.inspect && !snap.errors.empty() && snap.errors.back().rfind("cannot reach", 0) == 0;
-  if (!unreachable)
+  // An API server that cannot be reached at all need not be asked eight more times.
+  if (read_cellmap(s, snap))
     read_work(s, opts, snap);
   else
     snap.work_read = false;
