@@ -2,7 +2,10 @@
 //   cell map   --inspect-url URL + /v1/inspect/cellmap, with the kubeconfig's credentials; else
 //              the API server's own /v1/inspect/cellmap (`kozmo local` serves inspect there);
 //              else, when that is 404 or 403, the service proxy to deploy/'s Service
-//              kozmo-system/kozmo-controller-metrics (port https 8443).
+//              kozmo-system/kozmo-controller-metrics (its port named https). kube-apiserver
+//              passes no caller's credentials through a service proxy, so a controller that
+//              checks tokens (--metrics-secure, deploy/'s way) answers it 401: the message then
+//              says to use --inspect-url (with `kubectl port-forward`).
 //   jobs       LIST of each training kind and TaskExecution through the API server; a kind whose
 //              CRD is not installed (404) is skipped.
 #include "runtime/status_mode.hpp"
@@ -28,7 +31,7 @@ namespace {
 
 constexpr const char* cellmap_path = "/v1/inspect/cellmap";
 constexpr const char* proxy_cellmap_path =
-    "/api/v1/namespaces/kozmo-system/services/https:kozmo-controller-metrics:8443/proxy/v1/inspect/cellmap";
+    "/api/v1/namespaces/kozmo-system/services/https:kozmo-controller-metrics:https/proxy/v1/inspect/cellmap";
 
 struct work_kind {
   const char* kind;
@@ -157,10 +160,14 @@ bool read_cellmap(sources& s, status_snapshot& snap) {
     take(std::move(proxied), server + proxy_cellmap_path);
     return true;
   }
+  std::string hint = proxied.err().code == 401
+                         ? " (the API server passes no credentials through its proxy and the controller checks them: "
+                           "reach its address with `kubectl -n kozmo-system port-forward deploy/kozmo-controller "
+                           "8443:8443` and --inspect-url https://127.0.0.1:8443)"
+                         : " (is Kozmo's scheduler running? --inspect-url names its address)";
   snap.errors.push_back(what + ": " + std::to_string(direct.err().code) + " at " + server + cellmap_path +
                         " and, through the service proxy to kozmo-system/kozmo-controller-metrics, " +
-                        std::to_string(proxied.err().code) + " " + message_of(proxied.err()) +
-                        " (is Kozmo's scheduler running? --inspect-url names its address)");
+                        std::to_string(proxied.err().code) + " " + message_of(proxied.err()) + hint);
   return true;
 }
 
