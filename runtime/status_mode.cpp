@@ -115,7 +115,7 @@ expected<sources> connect(const status_options& opts) {
     if (!opts.inspect_ca_file.empty()) {
       std::ifstream in(opts.inspect_ca_file);
       if (!in)
-        return error::bad_request("kozmo status: --inspect-ca " + opts.inspect_ca_file + ": cannot be read");
+        return error::bad_request("--inspect-ca " + opts.inspect_ca_file + ": cannot be read");
       std::stringstream pem;
       pem << in.rdbuf();
       icfg.ca_pem = pem.str();

@@ -131,6 +131,12 @@ expect_fail "kubectl kozmo names itself in its errors" '^kubectl kozmo: .*unknow
 expect "--inspect-url at the server's own address (its CA from the kubeconfig)" '^big ' \
   sh -c "$KOZMO status --inspect-url '$(server_url)' | grep '^big'"
 
+kubectl config view --raw -o 'jsonpath={.clusters[0].cluster.certificate-authority-data}' | base64 -d >"$WORK/ca.crt"
+expect "--inspect-url with --inspect-ca (the server's CA as a file)" '^big ' \
+  sh -c "$KOZMO status --inspect-url '$(server_url)' --inspect-ca '$WORK/ca.crt' | grep '^big'"
+expect_fail "--inspect-ca that cannot be read: said, exit 1" "^kozmo status: --inspect-ca $WORK/none.crt: cannot be read" \
+  "$KOZMO" status --inspect-url "$(server_url)" --inspect-ca "$WORK/none.crt"
+
 # ---- what goes wrong, said in one line, exit 1 ----
 sed "s#server: .*#server: https://127.0.0.1:1#" "$KUBECONFIG" >"$WORK/unreachable.kubeconfig"
 "$KOZMO" status --kubeconfig "$WORK/unreachable.kubeconfig" >"$WORK/unr.out" 2>"$WORK/unr.err"; rc=$?
