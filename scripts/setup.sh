@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 
 packages=(meson ninja-build pkg-config g++ libcaf-dev libboost-dev libboost-system-dev libssl-dev
   openssl libsimdjson-dev libspdlog-dev libfmt-dev prometheus-cpp-dev catch2 libyaml-cpp-dev
-  curl python3 xz-utils)
+  curl python3 xz-utils
+  jq tmux python3-yaml) # tests/e2e/status_e2e.sh: -o json through jq, --watch under tmux, -o yaml read back
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
