@@ -276,6 +276,21 @@ Usage:
       --s3-part-size BYTES      ranged GETs and multipart upload parts (default 64 MiB)
       --s3-list-page N          keys per ListObjectsV2 page (default and most 1000)
       --log-level LEVEL
+  kozmo status [flags]      virtual clusters' GPUs, waiting gangs and why, jobs and tasks; also
+                            `kubectl kozmo status` (the kubectl-kozmo link `meson install` puts
+                            next to kozmo). See docs/status.md
+      --kubeconfig PATH  --context NAME   (default: $KUBECONFIG, ~/.kube/config, in-cluster)
+      -n, --namespace NS        jobs and tasks of NS only (default: all namespaces)
+      -A, --all-namespaces      jobs and tasks of every namespace (the default)
+      -o, --output FORMAT       wide (reasons in full, with their kind), json or yaml
+      -w, --watch               redraw every --interval seconds until Ctrl-C
+      --interval SECONDS        (default 2; 0.2..3600)
+      --finished                also list Succeeded, Failed and Aborted jobs and tasks
+      --inspect-url URL         the scheduler's inspect address (`kozmo controller`'s
+                                --metrics-bind-address), e.g. https://127.0.0.1:8080; default:
+                                the API server, then its service proxy to deploy/'s Service
+      --inspect-ca FILE         the CA of the inspect address's certificate (default: the cluster's)
+      --insecure-skip-tls-verify   do not check server certificates
   kozmo version
   kozmo help
 )";
@@ -423,6 +438,14 @@ expected<command> parse_command_line(const std::vector<std::string>& args) {
   }
   if (sub == "copilot")
     return parse_copilot(args, cmd);
+  if (sub == "status") {
+    auto o = parse_status_options(std::vector<std::string>(rest, args.end()));
+    if (!o)
+      return o.err();
+    cmd.what = command::kind::status;
+    cmd.status = std::move(*o);
+    return cmd;
+  }
   return error::bad_request("unknown command \"" + sub + "\"; run `kozmo help`");
 }
 

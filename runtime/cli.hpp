@@ -2,6 +2,7 @@
 #pragma once
 
 #include "k8s/error.hpp"
+#include "runtime/status_cli.hpp"
 
 #include <cstdint>
 #include <string>
@@ -109,7 +110,7 @@ struct copilot_options {
 };
 
 struct command {
-  enum class kind { local, kubelet, apiserver, extender, controller, crds, copilot, version, help } what = kind::help;
+  enum class kind { local, kubelet, apiserver, extender, controller, crds, copilot, status, version, help } what = kind::help;
   local_options local;
   kubelet_options kubelet;
   apiserver_options apiserver;
@@ -117,6 +118,7 @@ struct command {
   controller_options controller;
   crds_options crds;
   copilot_options copilot;
+  status_options status;
 };
 
 // Parses argv (without the program name). Errors say which flag is wrong and why.

@@ -8,7 +8,10 @@ cd "$(dirname "$0")/.."
 
 packages=(meson ninja-build pkg-config g++ libcaf-dev libboost-dev libboost-system-dev libssl-dev
   openssl libsimdjson-dev libspdlog-dev libfmt-dev prometheus-cpp-dev catch2 libyaml-cpp-dev
-  curl python3 xz-utils prometheus)
+  curl python3 xz-utils
+  prometheus           # tests/e2e/prometheus_e2e.sh: promtool and a real Prometheus scraping Kozmo
+  jq tmux python3-yaml # tests/e2e/status_e2e.sh: -o json through jq, --watch under tmux, -o yaml read back
+  chromium chromium-driver python3-selenium) # tests/e2e/cellmap_browser.py: the page in a real browser
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

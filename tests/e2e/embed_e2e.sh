@@ -27,6 +27,8 @@ DEST=$WORK/dest
 expect "meson install --destdir puts Kozmo in a fresh prefix" 'Installing' \
   meson install -C "$BUILD" --destdir "$DEST" --no-rebuild
 PC=$(find "$DEST" -name kozmo.pc | head -n 1)
+expect "kubectl-kozmo (the kubectl plugin) is installed as a link to kozmo beside it" '^kozmo$' \
+  sh -c "readlink \"\$(find '$DEST' -name kubectl-kozmo | head -n 1)\""
 expect "kozmo.pc is installed" 'kozmo.pc' echo "$PC"
 export PKG_CONFIG_PATH=$(dirname "$PC") PKG_CONFIG_SYSROOT_DIR=$DEST
 FLAGS=$(pkg-config --cflags --libs kozmo)
