@@ -360,6 +360,42 @@ def custom_objects(co):
     status_of("a TaskExecution without a type", lambda: co.create_namespaced_custom_object(g, v, NS, plural, no_type), 422)
 
 
+def mpi_job(co):
+    """An MPIJob as the Kubeflow SDK would wait for it, then the objects the operator made for
+    its launcher (ConfigMap, ServiceAccount, Role, RoleBinding) through their strict models."""
+    def replica(command):
+        c = {"name": "mpi", "image": "busybox"}
+        if command:
+            c["command"] = ["sh", "-c", command]
+        return {"replicas": 1, "restartPolicy": "Never", "template": {"spec": {"containers": [c]}}}
+    job = {"apiVersion": "kubeflow.org/v1", "kind": "MPIJob", "metadata": {"name": "mpi"},
+           "spec": {"slotsPerWorker": 1, "mpiReplicaSpecs": {
+               "Launcher": replica("/etc/mpi/kubexec.sh mpi-worker-0 echo hi from \\$HOSTNAME"),
+               "Worker": replica(None)}}}
+    check("create an MPIJob", lambda: co.create_namespaced_custom_object("kubeflow.org", "v1", NS, "mpijobs", job))
+    eventually("the MPIJob reaches Succeeded under the process runtime",
+               lambda: condition(co.get_namespaced_custom_object("kubeflow.org", "v1", NS, "mpijobs", "mpi"), "Succeeded"))
+    v1, rbac = client.CoreV1Api(), client.RbacAuthorizationV1Api()
+    check("its launcher ran a command in the worker through kubexec.sh",
+          lambda: "hi from mpi-worker-0" in v1.read_namespaced_pod_log("mpi-launcher", NS, container="mpi"))
+    check("list_namespaced_config_map has its hostfile",
+          lambda: "mpi-worker-0 slots=1" in v1.read_namespaced_config_map("mpi-config", NS).data["hostfile"])
+    check("list_namespaced_service_account has the launcher's",
+          lambda: "mpi-launcher" in [a.metadata.name for a in v1.list_namespaced_service_account(NS).items])
+    check("list_namespaced_role: the launcher's Role may exec into pods",
+          lambda: any("pods/exec" in (rule.resources or []) for role in rbac.list_namespaced_role(NS).items
+                      for rule in role.rules))
+    check("list_namespaced_role_binding binds it to the launcher's account",
+          lambda: [(b.role_ref.name, b.subjects[0].name) for b in rbac.list_namespaced_role_binding(NS).items]
+          == [("mpi-launcher", "mpi-launcher")])
+    check("list_namespaced_lease shows a Lease per node",
+          lambda: len(client.CoordinationV1Api().list_namespaced_lease("kube-node-lease").items) == 2)
+    check("list_custom_resource_definition has the training and task kinds",
+          lambda: {"mpijobs.kubeflow.org", "pytorchjobs.kubeflow.org", "taskexecutions.kozmo.io"}
+          <= {c.metadata.name for c in client.ApiextensionsV1Api().list_custom_resource_definition().items})
+    check("delete the MPIJob", lambda: co.delete_namespaced_custom_object("kubeflow.org", "v1", NS, "mpijobs", "mpi"))
+
+
 def unauthenticated():
     """The kubeconfig's server and CA, without its client certificate and token."""
     def api(token):
@@ -384,6 +420,7 @@ def main():
         pods_and_logs(v1)
         status_shapes(v1)
         custom_objects(client.CustomObjectsApi())
+        mpi_job(client.CustomObjectsApi())
         unauthenticated()
         check("delete_namespace", lambda: v1.delete_namespace(NS))
         check("kozmo local is still up", lambda: proc.poll() is None)
