@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 packages=(meson ninja-build pkg-config g++ libcaf-dev libboost-dev libboost-system-dev libssl-dev
   openssl libsimdjson-dev libspdlog-dev libfmt-dev prometheus-cpp-dev catch2 libyaml-cpp-dev
   curl python3 xz-utils
-  python3-kubernetes) # the e2e suite's python-client test (Debian's python3, /usr/bin/python3)
+  python3-kubernetes # the e2e suite's python-client test (Debian's python3, /usr/bin/python3)
+  openmpi-bin) # mpirun for the process-runtime test's MPIJob
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -38,8 +38,12 @@ if ! grep -q "^$pod[ :]" /etc/mpi/hostfile 2>/dev/null; then
   echo "Error from server (NotFound): pods \"$pod\" not found" >&2
   exit 1
 fi
+# A pod has a /tmp of its own (mpirun's daemons keep their session directories there): one per
+# worker in this kubectl's volume, which goes with the launcher pod.
+TMPDIR=$(dirname "$0")/tmp/$pod
+mkdir -p "$TMPDIR" || exit 1
 HOSTNAME=$pod
-export HOSTNAME
+export HOSTNAME TMPDIR
 exec "$@"
 )";
 }

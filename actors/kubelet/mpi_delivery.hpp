@@ -10,7 +10,8 @@
 // That kubectl knows one verb, `exec POD [-c C|--container C] [-i] [-t] -- CMD...`: under the
 // process runtime every pod is a process on this host (same network, same file system outside
 // the volumes), so "in the worker" means "here": CMD runs on the host, from the launcher's
-// container, with HOSTNAME set to the worker's name. A POD the job's hostfile
+// container, with HOSTNAME set to the worker's name and a TMPDIR of the worker's own (next to
+// the kubectl, so it goes with the launcher pod). A POD the job's hostfile
 // (/etc/mpi/hostfile) does not list is refused as kubectl refuses a missing pod.
 #pragma once
 
