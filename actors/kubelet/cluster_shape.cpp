@@ -2,6 +2,10 @@
 
 #include "k8s/model/kozmo_keys.hpp"
 
+#include <cstdint>
+#include <cstdio>
+#include <string_view>
+
 #include <yaml-cpp/yaml.h>
 
 namespace kozmo::kubelet {
@@ -125,6 +129,54 @@ json::value node_conditions(const std::string& heartbeat, const std::string& sin
   };
 }
 
+namespace {
+
+// 64-bit FNV-1a: stable across builds and machines, unlike std::hash.
+std::uint64_t fnv1a64(std::string_view s, std::uint64_t h = 14695981039346656037ull) {
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+// 32 hex digits derived from `seed`: two FNV-1a passes under different offsets.
+std::string hex128(std::string_view seed) {
+  char buf[33];
+  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(fnv1a64(seed)),
+                static_cast<unsigned long long>(fnv1a64(seed, 0x84222325cbf29ce4ull)));
+  return buf;
+}
+
+// The 32 hex digits as an RFC 4122 version-4 UUID (the form /proc/sys/kernel/random/boot_id
+// and a DMI product UUID have).
+std::string uuid_form(std::string hex) {
+  hex[12] = '4';
+  hex[16] = "89ab"[std::stoi(hex.substr(16, 1), nullptr, 16) & 3];
+  return hex.substr(0, 8) + "-" + hex.substr(8, 4) + "-" + hex.substr(12, 4) + "-" + hex.substr(16, 4) + "-" +
+         hex.substr(20);
+}
+
+} // namespace
+
+json::value node_info(const node_shape& shape, const std::string& registered_at) {
+  auto runtime = shape.labels.find(keys::runtime);
+  bool process = runtime != shape.labels.end() && runtime->second == "process";
+  json::value info;
+  info["architecture"] = "amd64";
+  // A new boot id each time the kubelet registers (its "reboot"), the machine's ids for good.
+  info["bootID"] = uuid_form(hex128("boot/" + shape.name + "/" + registered_at));
+  info["containerRuntimeVersion"] = process ? "kozmo-process://0.1" : "kozmo-sim://0.1";
+  info["kernelVersion"] = "simulated";
+  info["kubeProxyVersion"] = kubelet_version;
+  info["kubeletVersion"] = kubelet_version;
+  info["machineID"] = hex128("machine/" + shape.name);
+  info["operatingSystem"] = "linux";
+  info["osImage"] = process ? "Kozmo node (local processes)" : "Kozmo simulated node";
+  info["systemUUID"] = uuid_form(hex128("system/" + shape.name));
+  return info;
+}
+
 json::value node_object(const node_shape& shape, const std::string& now) {
   json::value node;
   node["apiVersion"] = "v1";
@@ -159,13 +211,7 @@ json::value node_object(const node_shape& shape, const std::string& now) {
   host["type"] = "Hostname";
   host["address"] = shape.name;
   st["addresses"] = json::array{ip, host};
-  auto& info = st["nodeInfo"];
-  info["kubeletVersion"] = "v1.32.0-kozmo-sim";
-  info["containerRuntimeVersion"] = "kozmo-sim://0.1";
-  info["osImage"] = "Kozmo simulated node";
-  info["kernelVersion"] = "simulated";
-  info["operatingSystem"] = "linux";
-  info["architecture"] = "amd64";
+  st["nodeInfo"] = node_info(shape, now);
   return node;
 }
 

@@ -52,6 +52,14 @@ expected<cluster_shape> parse_cluster_yaml(const std::string& yaml_text);
 // allocatable, Ready condition, addresses, nodeInfo).
 json::value node_object(const node_shape& shape, const std::string& now_rfc3339);
 
+// The version a simulated kubelet reports (nodeInfo.kubeletVersion and kubeProxyVersion).
+inline constexpr const char* kubelet_version = "v1.32.0-kozmo-sim";
+
+// status.nodeInfo with all ten fields a real kubelet sends (clients such as the official Python
+// client refuse a Node without them): machineID and systemUUID derived from the node's name,
+// bootID from its name and registration time, so a re-registration looks like a reboot.
+json::value node_info(const node_shape& shape, const std::string& registered_at_rfc3339);
+
 // The Ready / MemoryPressure / DiskPressure / PIDPressure conditions of a healthy node.
 json::value node_conditions(const std::string& heartbeat_rfc3339, const std::string& since_rfc3339);
 

@@ -1,6 +1,7 @@
 #include "actors/kubelet/process_spec.hpp"
 
 #include "actors/kubelet/image_reference.hpp"
+#include "actors/kubelet/mpi_delivery.hpp"
 
 #include "k8s/client/config.hpp"
 
@@ -78,6 +79,8 @@ container_run_spec parse_container(const json::value& c, bool init) {
   if (auto message = invalid_image_message(out.image)) { // checked before a pull, as a kubelet does
     out.blocked_reason = "InvalidImageName";
     out.blocked_message = std::move(*message);
+  } else if (is_mpi_kubectl_delivery(out)) { // a step the runtime does itself (mpi_delivery.hpp)
+    out.command = mpi_kubectl_delivery_command();
   } else if (out.command.empty()) {
     out.blocked_reason = "CreateContainerError";
     out.blocked_message = "the process runtime needs a command: container \"" + out.name +

@@ -389,6 +389,9 @@ json::value to_json(const node& n) {
   auto& i = n.status.node_info;
   object info;
   put(info, "machineID", i.machine_id);
+  put(info, "systemUUID", i.system_uuid);
+  put(info, "bootID", i.boot_id);
+  put(info, "kubeProxyVersion", i.kube_proxy_version);
   put(info, "kernelVersion", i.kernel_version);
   put(info, "osImage", i.os_image);
   put(info, "containerRuntimeVersion", i.container_runtime_version);

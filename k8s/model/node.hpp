@@ -34,6 +34,9 @@ struct node_address {
 
 struct node_system_info {
   std::string machine_id;
+  std::string system_uuid;
+  std::string boot_id;
+  std::string kube_proxy_version;
   std::string kernel_version;
   std::string os_image;
   std::string container_runtime_version;

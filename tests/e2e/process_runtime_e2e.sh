@@ -231,6 +231,82 @@ expect "delete it with a 2 s grace period" 'pod "stubborn" deleted' k delete pod
 expect "SIGKILL after the grace period stopped it and its child" '^none$' procs "sleep $((MARK + 2))"
 expect "it ended with SIGKILL's 137" 'stubborn container=main exited code=137' grep 'stubborn container=main exited' "$WORK/kozmo.log"
 
+# An MPIJob: the launcher's kubectl-delivery init step is done by the runtime itself, and
+# kubexec.sh (mpirun's rsh agent) reaches each worker of the hostfile through it.
+cat <<'EOF' | k create -f - >/dev/null
+apiVersion: kubeflow.org/v1
+kind: MPIJob
+metadata:
+  name: mpi
+spec:
+  slotsPerWorker: 1
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+          - name: mpi
+            image: busybox
+            command: [sh, -c, 'for h in $(cut -d" " -f1 /etc/mpi/hostfile); do /etc/mpi/kubexec.sh $h echo hello from \$HOSTNAME || exit 1; done; /opt/kube/kubectl exec nope -- true || echo unknown pod refused']
+    Worker:
+      replicas: 2
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+          - name: mpi
+            image: busybox
+EOF
+eventually "an MPIJob under the process runtime succeeds" '^True$' \
+  k get mpijob mpi -o 'jsonpath={.status.conditions[?(@.type=="Succeeded")].status}'
+expect "its launcher's kubectl-delivery step completed" '^Completed$' \
+  k get pod mpi-launcher -o 'jsonpath={.status.initContainerStatuses[?(@.name=="kubectl-delivery")].state.terminated.reason}'
+expect "the launcher reached both workers through kubexec.sh" 'hello from mpi-worker-0 hello from mpi-worker-1 ' \
+  sh -c "kubectl logs mpi-launcher -c mpi | grep '^hello' | tr '\n' ' '"
+expect "a pod the hostfile does not list is refused" 'unknown pod refused' k logs mpi-launcher -c mpi
+
+# A real mpirun (OpenMPI, Debian's openmpi-bin): its daemons start through kubexec.sh, one
+# rank per worker.
+if command -v mpirun >/dev/null; then
+  cat <<'EOF' | k create -f - >/dev/null
+apiVersion: kubeflow.org/v1
+kind: MPIJob
+metadata:
+  name: ompi
+spec:
+  slotsPerWorker: 1
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+          - name: mpi
+            image: mpioperator/openmpi
+            env:
+            - {name: OMPI_ALLOW_RUN_AS_ROOT, value: "1"}
+            - {name: OMPI_ALLOW_RUN_AS_ROOT_CONFIRM, value: "1"}
+            command: [mpirun, -np, '2', sh, -c, 'echo rank $OMPI_COMM_WORLD_RANK of $OMPI_COMM_WORLD_SIZE on $HOSTNAME']
+    Worker:
+      replicas: 2
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+          - name: mpi
+            image: mpioperator/openmpi
+EOF
+  eventually "an MPIJob running mpirun under the process runtime succeeds" '^True$' \
+    k get mpijob ompi -o 'jsonpath={.status.conditions[?(@.type=="Succeeded")].status}'
+  expect "mpirun ran one rank on each worker" 'rank 0 of 2 on ompi-worker-0 .*rank 1 of 2 on ompi-worker-1' \
+    sh -c "kubectl logs ompi-launcher -c mpi | sort | tr '\n' ' '"
+else
+  bad "mpirun is on PATH for the MPIJob test" "install Debian's openmpi-bin (scripts/setup.sh does)"
+fi
+
 # Stopping kozmo kills what still runs.
 expect "the restarted container still runs" '^ [0-9]+$' procs "sleep $((MARK + 1))"
 kill "$KOZMO_PID" 2>/dev/null && wait "$KOZMO_PID" 2>/dev/null

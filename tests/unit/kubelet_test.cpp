@@ -243,6 +243,35 @@ TEST_CASE("a uniform cluster has numbered nodes with their GPUs, distinct node I
   CHECK(ready);
 }
 
+TEST_CASE("a node's info has the ten fields a kubelet sends, its machine ids fixed by its name") {
+  auto c = uniform_cluster(2, 1);
+  auto info = [](const node_shape& n, const char* at) { return *node_object(n, at).at_path({"status", "nodeInfo"}); };
+  auto first = info(c.nodes[0], "2026-11-21T20:00:00Z");
+  for (const char* field : {"architecture", "bootID", "containerRuntimeVersion", "kernelVersion", "kubeProxyVersion",
+                            "kubeletVersion", "machineID", "operatingSystem", "osImage", "systemUUID"}) {
+    INFO(field);
+    CHECK_FALSE(first.get_string(field).empty());
+  }
+  CHECK(first.get_string("machineID").size() == 32);
+  CHECK(first.get_string("machineID").find_first_not_of("0123456789abcdef") == std::string::npos);
+  auto uuid = first.get_string("systemUUID");
+  REQUIRE(uuid.size() == 36);
+  CHECK((uuid[8] == '-' && uuid[13] == '-' && uuid[14] == '4' && uuid[18] == '-' && uuid[23] == '-'));
+  CHECK(std::string("89ab").find(uuid[19]) != std::string::npos);
+
+  auto again = info(c.nodes[0], "2026-11-21T21:00:00Z");
+  CHECK(again.get_string("machineID") == first.get_string("machineID"));
+  CHECK(again.get_string("systemUUID") == first.get_string("systemUUID"));
+  CHECK(again.get_string("bootID") != first.get_string("bootID")); // registered again: a reboot
+  auto other = info(c.nodes[1], "2026-11-21T20:00:00Z");
+  CHECK(other.get_string("machineID") != first.get_string("machineID"));
+  CHECK(other.get_string("systemUUID") != first.get_string("systemUUID"));
+
+  auto process_node = c.nodes[1];
+  process_node.labels["kozmo.io/runtime"] = "process";
+  CHECK(info(process_node, "2026-11-21T20:00:00Z").get_string("containerRuntimeVersion") == "kozmo-process://0.1");
+}
+
 TEST_CASE("a cluster file expands counted entries and carries GPU types and labels") {
   auto c = parse_cluster_yaml(R"(
 nodes:

@@ -245,6 +245,12 @@ TEST_CASE("a GPU node decodes with capacity, taints, conditions and node info") 
   CHECK(n.status.addresses[0].address == "10.0.0.7");
   CHECK(n.status.node_info.kubelet_version == "v1.20.2");
   CHECK(n.status.node_info.architecture == "amd64");
+  CHECK(n.status.node_info.boot_id == "b1");
+  CHECK(n.status.node_info.system_uuid == "u1");
+  CHECK(n.status.node_info.kube_proxy_version == "v1.20.2");
+  auto back = to_json(n);
+  CHECK(back.at_path({"status", "nodeInfo"})->get_string("bootID") == "b1");
+  CHECK(back.at_path({"status", "nodeInfo"})->get_string("systemUUID") == "u1");
 }
 
 TEST_CASE("decode errors name the field path of the bad value") {

@@ -1,3 +1,4 @@
+#include "actors/kubelet/mpi_delivery.hpp"
 #include "actors/kubelet/process_lifecycle.hpp"
 #include "actors/kubelet/process_spec.hpp"
 #include "k8s/apiserver/pod_log_layout.hpp"
@@ -287,6 +288,35 @@ TEST_CASE("a container whose image does not parse waits in InvalidImageName, bef
     CHECK(c.blocked_reason == "InvalidImageName");
     CHECK(c.blocked_message.find("couldn't parse image reference \"" + c.image + "\"") != std::string::npos);
   }
+}
+
+TEST_CASE("the MPI launcher's kubectl-delivery step gets a command of the runtime's own; other commandless inits wait") {
+  auto pod = json::parse(R"json({
+    "metadata": {"name": "pi-launcher", "namespace": "ns", "uid": "u"},
+    "spec": {"nodeName": "node-0", "restartPolicy": "Never",
+      "initContainers": [
+        {"name": "kubectl-delivery", "image": "kubeflow/kubectl-delivery:latest",
+         "env": [{"name": "TARGET_DIR", "value": "/opt/kube"}],
+         "volumeMounts": [{"name": "mpi-job-kubectl", "mountPath": "/opt/kube"}]},
+        {"name": "other", "image": "busybox"},
+        {"name": "kubectl-delivery-2", "image": "kubeflow/kubectl-delivery:latest",
+         "env": [{"name": "TARGET_DIR", "value": "/opt/kube"}]}],
+      "containers": [{"name": "kubectl-delivery", "image": "x", "env": [{"name": "TARGET_DIR", "value": "/t"}]}],
+      "volumes": [{"name": "mpi-job-kubectl", "emptyDir": {}}]}})json");
+  REQUIRE(pod);
+  auto spec = parse_run_spec(*pod);
+  REQUIRE(spec);
+  REQUIRE(spec->containers.size() == 4);
+  const auto& delivery = spec->containers[0];
+  CHECK(delivery.blocked_reason.empty());
+  CHECK(delivery.command == mpi_kubectl_delivery_command());
+  REQUIRE(delivery.command.size() == 3);
+  CHECK(delivery.command[2].find(mpi_kubectl_shim()) != std::string::npos);
+  CHECK(delivery.command[2].find("\"$TARGET_DIR/kubectl\"") != std::string::npos);
+  CHECK(spec->containers[1].blocked_reason == "CreateContainerError"); // not the delivery step
+  CHECK(spec->containers[2].blocked_reason == "CreateContainerError"); // another name
+  CHECK(spec->containers[3].blocked_reason == "CreateContainerError"); // a main container
+  CHECK(mpi_kubectl_shim().find("/etc/mpi/hostfile") != std::string::npos);
 }
 
 TEST_CASE("container logs are CRI lines: written by the kubelet, read back as output with or without times") {

@@ -33,12 +33,15 @@ template <class N> dstatus decode_field(field_key k, N& v, node_address& a) {
 
 template <class N> dstatus decode_field(field_key k, N& v, node_system_info& i) {
   switch (k.s.size()) {
+  case 6: return k == "bootID" ? decode(v, i.boot_id) : dstatus{};
   case 7: return k == "osImage" ? decode(v, i.os_image) : dstatus{};
   case 9: return k == "machineID" ? decode(v, i.machine_id) : dstatus{};
+  case 10: return k == "systemUUID" ? decode(v, i.system_uuid) : dstatus{};
   case 12: return k == "architecture" ? decode(v, i.architecture) : dstatus{};
   case 13: return k == "kernelVersion" ? decode(v, i.kernel_version) : dstatus{};
   case 14: return k == "kubeletVersion" ? decode(v, i.kubelet_version) : dstatus{};
   case 15: return k == "operatingSystem" ? decode(v, i.operating_system) : dstatus{};
+  case 16: return k == "kubeProxyVersion" ? decode(v, i.kube_proxy_version) : dstatus{};
   case 23: return k == "containerRuntimeVersion" ? decode(v, i.container_runtime_version) : dstatus{};
   default: return {};
   }
