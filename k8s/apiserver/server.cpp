@@ -34,6 +34,11 @@ expected<net::ssl::context> tls_context(const server::security& sec) {
     ctx.set_verify_mode(net::ssl::verify_peer);
     ctx.set_verify_callback([](bool, net::ssl::verify_context&) { return true; });
   }
+  // Browsers resume TLS sessions on their next connections; with client certificates asked
+  // for, OpenSSL refuses a resumption (the handshake fails) unless the session belongs to a
+  // named context.
+  static constexpr unsigned char session_context[] = "kozmo-apiserver";
+  SSL_CTX_set_session_id_context(ctx.native_handle(), session_context, sizeof session_context - 1);
   return ctx;
 }
 

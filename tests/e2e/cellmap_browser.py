@@ -241,6 +241,26 @@ def main():
         except urllib.error.HTTPError as e:
             return e.code, e.read().decode()
 
+    # A browser resumes its TLS session on its next connections: the server must take it (a
+    # refused resumption failed the page's script one time in three, ERR_SSL_PROTOCOL_ERROR).
+    import socket
+    host, port = base.split("//")[1].split(":")
+    def https_get(session=None):
+        with socket.create_connection((host, int(port)), timeout=20) as raw:
+            with ctx.wrap_socket(raw, server_hostname=host, session=session) as tls:
+                tls.sendall(b"GET /ui/cellmap.js HTTP/1.1\r\nHost: 127.0.0.1:" + port.encode() + b"\r\nConnection: close\r\n\r\n")
+                data = b""
+                while chunk := tls.recv(65536):
+                    data += chunk
+                return data.split(b"\r\n", 1)[0], tls.session, tls.session_reused
+    try:
+        first, session, _ = https_get()
+        again, _, reused = https_get(session)
+        check(first.endswith(b"200 OK") and again.endswith(b"200 OK") and reused,
+              "a resumed TLS session is accepted (as browsers resume them)", first, again, reused)
+    except (OSError, ssl.SSLError) as e:
+        bad("a resumed TLS session is accepted (as browsers resume them)", repr(e))
+
     check(status_of("/ui/nope.js")[0] == 404, "GET /ui/nope.js is 404")
     check(status_of("/ui/", "POST")[0] == 405, "POST /ui/ with a credential is 405")
     check(status_of("/ui/", "POST", auth=False)[0] == 401, "POST /ui/ without one is 401")
