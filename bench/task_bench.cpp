@@ -298,7 +298,7 @@ void throughput(int n, int nodes) {
                 tasks_created, tasks, rounds / n);
     if (bare > 0 && tasks > 0)
       std::printf("  ratio bare / tasks: %.2f (target >= 0.8)\n", bare / tasks);
-    // Where both runs are CPU-bound, the ratio above follows this one (the README's "Benchmarks").
+    // Where both runs are CPU-bound, the ratio above follows this one (docs/benchmarks.md, "Task executions").
     if (bare > 0 && tasks > 0 && tasks_requests > 0)
       std::printf("  requests in each run: %.1f per bare pod, %.1f per task (ratio %.2f)\n", bare_requests / n,
                   tasks_requests / n, bare_requests / tasks_requests);

@@ -194,7 +194,7 @@ Usage:
       --port N                  API server port (0 = pick a free one; default 0)
       --nodes N                 simulated nodes (default 2)
       --gpus-per-node G         GPUs per simulated node (default 8)
-      --cluster FILE            cluster shape file (YAML, see README) instead of --nodes/--gpus-per-node
+      --cluster FILE            cluster shape file (YAML, docs/local.md) instead of --nodes/--gpus-per-node
       --data-dir DIR            keep the API server's state in DIR across restarts
       --event-ttl DURATION      Events expire this long after their last write (default 1h; 0 = never)
       --write-kubeconfig PATH   write the kubeconfig kubectl needs: the server runs TLS and callers

@@ -1,7 +1,7 @@
 // Kozmo's configuration file: one YAML document for every part (`kozmo local --config FILE`,
 // `kozmo controller --config FILE`). Sections:
-//   tasks:          the task platform (actors/tasks/platform_config.hpp; README "Task platform
-//                   configuration" lists every key with its default)
+//   tasks:          the task platform (actors/tasks/platform_config.hpp; docs/tasks.md "Task
+//                   platform configuration" lists every key with its default)
 //   scheduler:      config (HiveD's configuration inline, as a map) or configFile (its path);
 //                   schedulerName (default kozmo). Neither: derived from the GPU nodes.
 //                   countOtherPods (default true): GPUs that other schedulers' pods hold

@@ -36,7 +36,8 @@ int run_controller(const controller_options& opts) {
   eo.performance.client_burst = config->client.burst;
   // kube-scheduler's client multiplexes its binds over HTTP/2 (up to 250 streams on one
   // connection); Kozmo's speaks HTTP/1.1, one request per connection. At 64 the binds of a
-  // burst waited for connections (README, "Head-to-head").
+  // burst waited for connections (bench/controller_head_to_head.sh; docs/benchmarks.md, "kozmo
+  // controller against kube-scheduler", and its git history).
   eo.performance.client_connections = config->client.connections > 0 ? config->client.connections : 128;
   if (opts.scheduler) {
     eo.parts.scheduler_config = config->scheduler.config_text;

@@ -1,7 +1,7 @@
 // What a pod's annotations script for its life on a simulated node.
 //
-// Tests and demos steer the simulated kubelet with annotations on the pod (documented in the
-// README). Every key is optional; a pod without any runs for `run_duration` and exits 0.
+// Tests and demos steer the simulated kubelet with annotations on the pod (documented in
+// docs/local.md, "Scripting a pod's life on simulated nodes"). Every key is optional; a pod without any runs for `run_duration` and exits 0.
 //
 //   kozmo.io/sim-duration         how long containers run: "5s", "250ms", "2m", or "forever"
 //   kozmo.io/sim-pull-duration    time spent in ContainerCreating before the start ("500ms")

@@ -1,6 +1,7 @@
 // The platform's settings for task pods: the `tasks:` section of Kozmo's configuration file
 // (`kozmo local --config FILE`). Keys are the peer's k8s plugin keys where they apply, so a
-// platform team's existing values carry over; the README lists each with its default.
+// platform team's existing values carry over; docs/tasks.md ("Task platform configuration") lists
+// each with its default.
 //
 // Parsed once into an immutable object that every task actor shares. An unknown key, a value
 // of the wrong type or a malformed quantity/duration is an error naming the key

@@ -110,7 +110,7 @@ struct parts_options {
   std::map<std::string, int> training_max_replicas_by_kind;
   // The task controller (TaskExecution, ResourcePool). With the embedded server, Kozmo's CRDs
   // are installed first. Its settings: the `tasks:` section of Kozmo's configuration file, as
-  // YAML or JSON text ("" = the defaults; README "Task platform configuration"); a bad one makes
+  // YAML or JSON text ("" = the defaults; docs/tasks.md "Task platform configuration"); a bad one makes
   // start() fail with a message naming the key.
   bool tasks = false;
   std::string task_platform;

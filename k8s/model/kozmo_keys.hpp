@@ -1,6 +1,8 @@
 // Every annotation and label key Kozmo reads or writes on Kubernetes objects, in one place, so
 // that the part that writes a key and the part that reads it cannot drift apart. What each one
-// means is in the README ("GPU scheduling", "Scripting a pod's life").
+// means is in docs/gpu-scheduling.md ("Asking for GPUs", "What the scheduler writes"),
+// docs/local.md (the shape file, "Scripting a pod's life on simulated nodes", the process runtime),
+// docs/training.md and docs/tasks.md.
 #pragma once
 
 namespace kozmo::keys {
