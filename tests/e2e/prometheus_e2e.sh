@@ -70,6 +70,12 @@ done
 expect "the text has the new families" "$(printf '%s.*' kozmo_virtual_cluster_gpus kozmo_waiting_gangs)" \
   sh -c "grep -o '^# TYPE [a-z_]*' '$WORK/local.prom' | tr '\n' ' '"
 
+# The controller's inspect address carries the cell map page too (docs/cell-map.md).
+expect "kozmo controller serves the cell map page on its inspect address" 'cellmap\.js' \
+  curl -sf "http://127.0.0.1:$CONTROLLER_PORT/ui/"
+expect "and the map it reads there" '"virtualClusters":\[\{"name":"default"' \
+  curl -sf "http://127.0.0.1:$CONTROLLER_PORT/v1/inspect/cellmap"
+
 # ---- a real Prometheus scrapes both ---------------------------------------------------------------
 kubectl config view --raw -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' | base64 -d >"$WORK/ca.crt"
 kubectl config view --raw -o jsonpath='{.users[0].user.token}' >"$WORK/token"
