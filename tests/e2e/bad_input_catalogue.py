@@ -17,24 +17,11 @@ import sys
 import tempfile
 import time
 
+from e2e_tap import bad, ok, tally
+
 KOZMO = sys.argv[1] if len(sys.argv) > 1 else sys.exit(__doc__)
 WORK = tempfile.mkdtemp(prefix="kozmo-catalogue.")
 KUBECONFIG = os.path.join(WORK, "kubeconfig")
-passed = failed = 0
-
-
-def ok(what):
-    global passed
-    passed += 1
-    print("ok   - " + what, flush=True)
-
-
-def bad(what, *details):
-    global failed
-    failed += 1
-    print("FAIL - " + what, flush=True)
-    for d in details:
-        print("       " + str(d)[:600], flush=True)
 
 
 def kubectl(*args, stdin=None):
@@ -284,12 +271,12 @@ def main():
             proc.wait(10)
         except subprocess.TimeoutExpired:
             proc.kill()
-        if failed:
+        if tally.failed:
             print("--- kozmo local log (tail) ---")
             print("".join(open(os.path.join(WORK, "kozmo.log")).readlines()[-60:]))
         shutil.rmtree(WORK, ignore_errors=True)
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    print(f"{tally.passed} passed, {tally.failed} failed")
+    sys.exit(1 if tally.failed else 0)
 
 
 if __name__ == "__main__":

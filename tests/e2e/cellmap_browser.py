@@ -22,6 +22,8 @@ import time
 import urllib.error
 import urllib.request
 
+from e2e_tap import bad, ok, tally
+
 if len(sys.argv) < 4:
     sys.exit(__doc__)
 KOZMO, ROOT, ARTIFACTS = sys.argv[1:4]
@@ -39,22 +41,7 @@ if not shutil.which("chromium") or not shutil.which("chromedriver"):
 WORK = tempfile.mkdtemp(prefix="kozmo-cellmap.")
 KUBECONFIG = os.path.join(WORK, "kubeconfig")
 os.makedirs(ARTIFACTS, exist_ok=True)
-passed = failed = 0
 procs = []
-
-
-def ok(what):
-    global passed
-    passed += 1
-    print("ok   - " + what, flush=True)
-
-
-def bad(what, *details):
-    global failed
-    failed += 1
-    print("FAIL - " + what, flush=True)
-    for d in details:
-        print("       " + str(d)[:800], flush=True)
 
 
 def check(cond, what, *details):
@@ -280,9 +267,9 @@ try:
     main()
 finally:
     stop_all()
-print(f"{passed} passed, {failed} failed", flush=True)
-if failed == 0:
+print(f"{tally.passed} passed, {tally.failed} failed", flush=True)
+if tally.failed == 0:
     shutil.rmtree(WORK, ignore_errors=True)
 else:
     print("work dir kept: " + WORK)
-sys.exit(1 if failed else 0)
+sys.exit(1 if tally.failed else 0)

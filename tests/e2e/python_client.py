@@ -20,6 +20,8 @@ import tempfile
 import threading
 import time
 
+from e2e_tap import bad, ok, tally
+
 KOZMO = sys.argv[1] if len(sys.argv) > 1 else sys.exit(__doc__)
 try:
     from kubernetes import client, config, watch
@@ -33,21 +35,6 @@ os.chmod(WORK, 0o755)  # a root kozmo runs containers as nobody
 KUBECONFIG = os.path.join(WORK, "kubeconfig")
 LOG = os.path.join(WORK, "kozmo.log")
 NS = "pyclient"
-passed = failed = 0
-
-
-def ok(what):
-    global passed
-    passed += 1
-    print("ok   - " + what, flush=True)
-
-
-def bad(what, *details):
-    global failed
-    failed += 1
-    print("FAIL - " + what, flush=True)
-    for d in details:
-        print("       " + str(d)[:800], flush=True)
 
 
 def check(what, fn):
@@ -430,13 +417,13 @@ def main():
             proc.wait(20)
         except subprocess.TimeoutExpired:
             proc.kill()
-        if failed:
+        if tally.failed:
             print("--- kozmo local log (tail) ---")
             with open(LOG, errors="replace") as f:
                 print("".join(f.readlines()[-60:]))
         shutil.rmtree(WORK, ignore_errors=True)
-    print("python client: %d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    print("python client: %d passed, %d failed" % (tally.passed, tally.failed))
+    return 1 if tally.failed else 0
 
 
 if __name__ == "__main__":
