@@ -53,49 +53,52 @@ void gauge::dec(double by) const { static_cast<prometheus::Gauge*>(series_)->Dec
 
 void histogram::observe(double value) const { static_cast<prometheus::Histogram*>(series_)->Observe(value); }
 
-counter counter_family::series(labels values) const {
+namespace {
+
+// A family's series for `values`, created on first use.
+template <class Metric>
+Metric* series_of(void* family, labels values) {
   auto l = label_map(values);
   auto& s = state();
   std::lock_guard lock(s.m);
+  return &static_cast<prometheus::Family<Metric>*>(family)->Add(l);
+}
+
+// The family registered under `name` (once: later calls get the same one).
+template <class Index, class Build>
+void* family_of(Index& index, std::string_view name, std::string_view help, Build build) {
+  auto& s = state();
+  std::lock_guard lock(s.m);
+  auto it = index.find(name);
+  if (it == index.end())
+    it = index.emplace(std::string(name), &build().Name(std::string(name)).Help(std::string(help)).Register(s.registry))
+             .first;
+  return it->second;
+}
+
+} // namespace
+
+counter counter_family::series(labels values) const {
   counter c;
-  c.series_ = &static_cast<prometheus::Family<prometheus::Counter>*>(family_)->Add(l);
+  c.series_ = series_of<prometheus::Counter>(family_, values);
   return c;
 }
 
 counter_family counters(std::string_view name, std::string_view help) {
-  auto& s = state();
-  std::lock_guard lock(s.m);
-  auto it = s.counters.find(name);
-  if (it == s.counters.end())
-    it = s.counters
-             .emplace(std::string(name),
-                      &prometheus::BuildCounter().Name(std::string(name)).Help(std::string(help)).Register(s.registry))
-             .first;
   counter_family f;
-  f.family_ = it->second;
+  f.family_ = family_of(state().counters, name, help, [] { return prometheus::BuildCounter(); });
   return f;
 }
 
 gauge gauge_family::series(labels values) const {
-  auto l = label_map(values);
-  auto& s = state();
-  std::lock_guard lock(s.m);
   gauge g;
-  g.series_ = &static_cast<prometheus::Family<prometheus::Gauge>*>(family_)->Add(l);
+  g.series_ = series_of<prometheus::Gauge>(family_, values);
   return g;
 }
 
 gauge_family gauges(std::string_view name, std::string_view help) {
-  auto& s = state();
-  std::lock_guard lock(s.m);
-  auto it = s.gauges.find(name);
-  if (it == s.gauges.end())
-    it = s.gauges
-             .emplace(std::string(name),
-                      &prometheus::BuildGauge().Name(std::string(name)).Help(std::string(help)).Register(s.registry))
-             .first;
   gauge_family f;
-  f.family_ = it->second;
+  f.family_ = family_of(state().gauges, name, help, [] { return prometheus::BuildGauge(); });
   return f;
 }
 

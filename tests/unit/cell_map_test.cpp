@@ -3,6 +3,7 @@
 // only what changed.
 #include "actors/scheduler/cell_map.hpp"
 #include "actors/scheduler/inspect_api.hpp"
+#include "tests/unit/scheduler_fixtures.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -15,15 +16,7 @@ using Catch::Matchers::Contains;
 namespace {
 
 // Two racks of two 8-GPU nodes; team-a has one node's worth, team-b two.
-constexpr const char* cluster = R"(
-physicalCluster:
-  cellTypes:
-    V100-SWITCH: {childCellType: V100, childCellNumber: 2}
-    V100-SOCKET: {childCellType: V100-SWITCH, childCellNumber: 2}
-    V100-NODE: {childCellType: V100-SOCKET, childCellNumber: 2, isNodeLevel: true}
-    V100-RACK: {childCellType: V100-NODE, childCellNumber: 2}
-  physicalCells:
-  - cellType: V100-RACK
+const std::string cluster = std::string(test::v100_types) + R"(  - cellType: V100-RACK
     cellChildren: [{cellAddress: n1}, {cellAddress: n2}]
   - cellType: V100-RACK
     cellChildren: [{cellAddress: n3}, {cellAddress: n4}]
