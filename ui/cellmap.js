@@ -253,7 +253,13 @@
 
   async function watchMap() {
     let backoff = 1000;
+    let asked = 0;
     for (;;) {
+      // At most one question a second: a server that answers at once (the extender's, which
+      // keeps no journal) is polled, not hammered.
+      const wait = asked + 1000 - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      asked = Date.now();
       try {
         const path = map.version ? 'v1/inspect/cellmap/since/' + map.version : 'v1/inspect/cellmap';
         const res = await request(inspectBase + path);
