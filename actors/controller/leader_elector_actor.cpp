@@ -66,6 +66,10 @@ struct elector_state {
   std::string resource_version; // of the Lease as last read or written
   std::mt19937 rng{std::random_device{}()};
   caf::response_promise release_reply;
+  // A graceful stop came while a try was out: the release waits for its answer, whose write
+  // moves the Lease's resourceVersion (released with the older one, it met a 409 and the
+  // standby waited a whole leaseDuration).
+  bool release_pending = false;
 };
 
 using elector_actor = caf::stateful_actor<elector_state>;
@@ -156,6 +160,17 @@ void write(elector_actor* self, const election_core::write& w, bool release = fa
     st.cli->update(lease_ref(st.cfg), body, done);
 }
 
+// The graceful stop's write: the Lease handed back (holder cleared), at the resourceVersion
+// last read or written.
+void release_now(elector_actor* self) {
+  auto& st = self->state;
+  st.release_pending = false;
+  election_core::write w;
+  w.what = election_core::write::kind::update;
+  w.record = st.core->release_record(micro_time(st.cfg.time->now()));
+  write(self, w, true);
+}
+
 caf::behavior elector(elector_actor* self, std::shared_ptr<client::client> cli, elector_config cfg) {
   auto& st = self->state;
   st.cli = std::move(cli);
@@ -181,8 +196,15 @@ caf::behavior elector(elector_actor* self, std::shared_ptr<client::client> cli, 
       },
       [self](lease_read& r) {
         auto& st = self->state;
-        if (st.over)
+        if (st.over) {
+          if (st.release_pending) {
+            st.in_flight = false;
+            if (*r.got)
+              st.resource_version = resource_version_of(**r.got);
+            release_now(self);
+          }
           return;
+        }
         std::optional<lease_record> current;
         if (*r.got) {
           current = lease_record_from(**r.got);
@@ -211,8 +233,14 @@ caf::behavior elector(elector_actor* self, std::shared_ptr<client::client> cli, 
           self->quit();
           return;
         }
-        if (st.over)
+        if (st.over) {
+          if (st.release_pending) {
+            if (lw.lease)
+              st.resource_version = resource_version_of(*lw.lease);
+            release_now(self);
+          }
           return;
+        }
         st.core->written(lw.w, lw.succeeded, steady::now());
         if (lw.lease) {
           st.resource_version = resource_version_of(*lw.lease);
@@ -239,10 +267,10 @@ caf::behavior elector(elector_actor* self, std::shared_ptr<client::client> cli, 
         }
         st.over = true; // no further tries; the release answers
         st.release_reply = self->make_response_promise();
-        election_core::write w;
-        w.what = election_core::write::kind::update;
-        w.record = st.core->release_record(micro_time(st.cfg.time->now()));
-        write(self, w, true);
+        if (st.in_flight)
+          st.release_pending = true; // after the try's answer
+        else
+          release_now(self);
         return st.release_reply;
       },
   };
