@@ -215,7 +215,7 @@ std::string render(const status_snapshot& snap, const status_options& opts, bool
   if (opts.output == "json")
     return json::dump_pretty(snapshot_document(snap)) + "\n";
   if (opts.output == "yaml")
-    return to_yaml(snapshot_document(snap));
+    return json::dump_yaml(snapshot_document(snap));
   render_options r;
   r.width = terminal_width();
   r.truncate = tty;

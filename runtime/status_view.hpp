@@ -5,7 +5,7 @@
 //
 //   cellmap JSON (GET /v1/inspect/cellmap) ─ parse_cellmap ─┐
 //   job / TaskExecution objects ───────────── work_item_of ─┴→ status_snapshot
-//        status_snapshot ─ render_text (tables) | snapshot_document ─ dump / to_yaml
+//        status_snapshot ─ render_text (tables) | snapshot_document ─ json::dump / json::dump_yaml
 //
 // Rules:
 //  1. A section that could not be read is empty and its error is in `errors`; the others still
@@ -109,9 +109,5 @@ std::string render_table(const std::vector<std::string>& headers,
 // The document -o json and -o yaml print: {"virtualClusters": [...], "waitingGangs": [...],
 // "jobsAndTasks": [...]} with "errors": [...] when some section could not be read.
 json::value snapshot_document(const status_snapshot& snap);
-
-// JSON as block YAML (kubectl's look: plain scalars where YAML reads them back as the same
-// string, double-quoted otherwise).
-std::string to_yaml(const json::value& v);
 
 } // namespace kozmo::runtime

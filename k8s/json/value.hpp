@@ -138,6 +138,8 @@ std::string dump(const value& v);
 void dump_to(std::string& out, const value& v);
 // Indented form for humans (files on disk, logs).
 std::string dump_pretty(const value& v, int indent = 2);
+// As YAML, `kubectl get -o yaml`'s layout; parse_yaml (yaml.hpp) reads it back to the same tree.
+std::string dump_yaml(const value& v);
 
 // Appends `s` as a quoted, escaped JSON string.
 void write_string(std::string& out, std::string_view s);

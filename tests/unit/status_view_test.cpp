@@ -214,7 +214,7 @@ TEST_CASE("-o json and -o yaml print one document with the three lists, the same
   CHECK(doc.at_path({"errors"})->as_array().size() == 1);
   CHECK_FALSE(snapshot_document(status_snapshot{}).find("errors"));
 
-  auto yaml = to_yaml(doc);
+  auto yaml = json::dump_yaml(doc);
   CHECK_THAT(yaml, Catch::StartsWith("virtualClusters:\n- name: vc1\n  guaranteedGPUs: 16\n"));
   CHECK_THAT(yaml, Catch::Contains("  reason: \"VC vc1 has 8 of 16 GPUs free; "));
   auto back = json::parse_yaml(yaml);
@@ -223,7 +223,7 @@ TEST_CASE("-o json and -o yaml print one document with the three lists, the same
   // Strings YAML would read as something else stay strings.
   json::value tricky = json::object{{"a", "true"}, {"b", "123"}, {"c", "-x"}, {"d", ""}, {"e", "a: b"},
                                     {"f", json::array{}}, {"g", json::object{}}, {"h", "caf\u00e9 #1"}};
-  auto tricky_back = json::parse_yaml(to_yaml(tricky));
+  auto tricky_back = json::parse_yaml(json::dump_yaml(tricky));
   REQUIRE(tricky_back.has_value());
   CHECK(*tricky_back == tricky);
 }
