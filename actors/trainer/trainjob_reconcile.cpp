@@ -1,0 +1,438 @@
+#include "actors/trainer/trainjob_reconcile.hpp"
+
+#include "actors/controller/primary.hpp"
+#include "actors/demystify/demystify.hpp"
+#include "k8s/json/value.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace kozmo::trainer {
+namespace {
+
+inline const std::string component = "trainjob-controller";
+
+using controller::create_step;
+using controller::delete_step;
+using controller::event_step;
+using controller::guard_step;
+using controller::patch_step;
+
+struct pass {
+  const observed& w;
+  const options& opt;
+  pass_result out;
+  train_status before;
+  std::string ns, name, uid;
+  std::map<std::string, const k8s::pod*> pods; // by name: ours, not being deleted
+  std::map<std::string, int> restarts;         // kozmo.io/restarts
+  bool restarts_changed = false;
+  bool guarded = false;
+
+  client::resource_ref core(const std::string& resource, const std::string& n = {}) const {
+    return {"", "v1", resource, ns, n, ""};
+  }
+  void event(std::string type, std::string reason, std::string message) {
+    controller::event_note note;
+    note.about = controller::reference_to(w.job);
+    note.source = {component, ""};
+    note.type = std::move(type);
+    note.reason = std::move(reason);
+    note.message = std::move(message);
+    out.plan.steps.push_back(event_step{std::move(note)});
+  }
+  void create(const std::string& resource, json::value object) {
+    if (!guarded) { // a job deleted a moment ago must not get new pods: re-read it first
+      out.plan.steps.push_back(guard_step{trainjob_ref(ns, name), uid, false, ""});
+      guarded = true;
+    }
+    out.plan.steps.push_back(create_step{core(resource), std::move(object)});
+  }
+  void remove(const k8s::pod& p) {
+    out.plan.steps.push_back(delete_step{core("pods", p.metadata.name), p.metadata.uid, "Background"});
+    pods.erase(p.metadata.name);
+  }
+  void set(std::string_view type, bool status, std::string reason, std::string message) {
+    set_condition(out.status, type, status, std::move(reason), std::move(message), w.now);
+  }
+  void fail(std::string reason, std::string message) {
+    set(condition::failed, true, reason, message);
+    if (const auto* r = find_condition(out.status, condition::running); r && r->status == "True")
+      set(condition::running, false, reason, message);
+    event("Warning", std::move(reason), std::move(message));
+    stop_active();
+  }
+  void stop_active() {
+    std::vector<const k8s::pod*> active;
+    for (const auto& [_, p] : pods)
+      if (p->status.phase != "Succeeded" && p->status.phase != "Failed")
+        active.push_back(p);
+    for (const auto* p : active)
+      remove(*p);
+  }
+};
+
+bool ours(const k8s::pod& p, const std::string& uid) {
+  const auto* ref = p.metadata.controller_ref();
+  return ref != nullptr && ref->uid == uid && !p.metadata.deletion_timestamp;
+}
+
+bool pod_ready(const k8s::pod& p) {
+  if (p.status.phase != "Running")
+    return false;
+  return std::any_of(p.status.conditions.begin(), p.status.conditions.end(),
+                     [](const auto& c) { return c.type == "Ready" && c.status == "True"; });
+}
+
+std::map<std::string, int> read_restarts(const k8s::object_meta& m) {
+  std::map<std::string, int> out;
+  auto it = m.annotations.find(std::string(restarts_annotation));
+  if (it == m.annotations.end())
+    return out;
+  auto doc = json::parse(it->second);
+  if (!doc || !doc->is_object())
+    return out;
+  for (const auto& [k, v] : doc->as_object())
+    if (v.is_int())
+      out[k] = static_cast<int>(std::clamp<std::int64_t>(v.as_int(), 0, 1 << 20));
+  return out;
+}
+
+// The runtime this pass runs: the snapshot's, else the live one (taking the snapshot).
+std::optional<json::value> runtime_document(pass& p, const train_job& job) {
+  if (p.w.snapshot) {
+    if (const auto* data = p.w.snapshot->document.at_path({"data", "runtime.json"}); data && data->is_string())
+      if (auto doc = json::parse(data->as_string()); doc && doc->is_object())
+        return *doc;
+    p.fail("TrainingRuntimeSnapshotInvalid", "ConfigMap " + snapshot_name(p.name) + " does not hold a runtime: delete it "
+                                             "and the TrainJob");
+    return std::nullopt;
+  }
+  if (job.runtime.api_group != group ||
+      (job.runtime.kind != kind_runtime && job.runtime.kind != kind_cluster_runtime)) {
+    p.fail("TrainingRuntimeNotSupported", "unsupported runtime: " + job.runtime.kind + "." + job.runtime.api_group);
+    return std::nullopt;
+  }
+  if (!p.w.runtime) {
+    auto created = p.w.job.metadata.creation_timestamp.value_or(p.w.now);
+    if (p.w.now < created + p.opt.runtime_grace) {
+      p.out.wake_at = created + p.opt.runtime_grace;
+      return std::nullopt;
+    }
+    p.fail("TrainingRuntimeNotFound", job.runtime.kind + " \"" + job.runtime.name + "\" not found" +
+                                          (job.runtime.kind == kind_runtime ? " in namespace " + p.ns : std::string()) +
+                                          ": create it, or name one of `kubectl get clustertrainingruntimes`");
+    return std::nullopt;
+  }
+  auto doc = snapshot_document(p.w.runtime->document);
+  json::value cm = json::object{
+      {"apiVersion", "v1"},
+      {"kind", "ConfigMap"},
+      {"metadata",
+       json::object{{"name", snapshot_name(p.name)},
+                    {"namespace", p.ns},
+                    {"labels", json::object{{std::string(label::jobset_name), p.name}}},
+                    {"ownerReferences", json::array{json::object{{"apiVersion", std::string(api_version)},
+                                                                 {"kind", std::string(kind_trainjob)},
+                                                                 {"name", p.name},
+                                                                 {"uid", p.uid},
+                                                                 {"controller", true},
+                                                                 {"blockOwnerDeletion", true}}}}}},
+      {"data", json::object{{"runtime.json", json::dump(doc)}}}};
+  p.create("configmaps", std::move(cm));
+  return doc;
+}
+
+struct job_view {
+  int succeeded_pods = 0, ready_pods = 0, active_pods = 0;
+  bool failed = false, complete = false;
+};
+
+// Whether the replicated job counts as complete for dependsOn and for success (rule 5, 7).
+bool seen_complete(const rjob_plan& r, const train_status& before) {
+  auto it = std::find_if(before.jobs.begin(), before.jobs.end(), [&](const auto& j) { return j.name == r.name; });
+  return r.replicas > 0 && it != before.jobs.end() && it->succeeded >= r.replicas;
+}
+
+bool rjob_complete(const rjob_plan& r, const std::vector<job_view>& jobs, const train_status& before) {
+  if (r.replicas == 0)
+    return true;
+  if (std::all_of(jobs.begin(), jobs.end(), [](const auto& j) { return j.complete; }))
+    return true;
+  return seen_complete(r, before);
+}
+
+} // namespace
+
+std::string snapshot_name(const std::string& job) { return job + "-runtime-snapshot"; }
+
+client::resource_ref trainjob_ref(const std::string& ns, const std::string& name, std::string subresource) {
+  return {std::string(group), "v1alpha1", "trainjobs", ns, name, std::move(subresource)};
+}
+
+pass_result reconcile(const observed& w, const options& opt) {
+  pass p{w, opt, {}, {}, w.job.metadata.namespace_, w.job.metadata.name, w.job.metadata.uid, {}, {}, false, false};
+  p.before = status_from_json(w.job.document.find("status"));
+  p.out.status = p.before;
+  if (auto by = managed_by_of(w.job.document); !managed_here(by)) {
+    p.out.skipped = "managed by " + by;
+    return std::move(p.out);
+  }
+  if (w.job.metadata.deletion_timestamp) {
+    p.out.skipped = "being deleted";
+    return std::move(p.out);
+  }
+  for (const auto& pod : w.pods)
+    if (ours(pod, p.uid))
+      p.pods[pod.metadata.name] = &pod;
+  auto finish = [&]() -> pass_result {
+    if (!(p.out.status == p.before)) {
+      json::value patch = json::object{{"status", to_json(p.out.status)}};
+      p.out.plan.steps.push_back(patch_step{trainjob_ref(p.ns, p.name, "status"), client::patch_type::merge, patch});
+    }
+    return std::move(p.out);
+  };
+  if (is_finished(p.before)) { // rule 3
+    p.stop_active();
+    return finish();
+  }
+  auto job = decode_train_job(w.job);
+  if (!job) {
+    p.fail("InvalidSpec", job.err().message);
+    return finish();
+  }
+  auto doc = runtime_document(p, *job);
+  if (!doc)
+    return finish();
+  auto runtime = decode_runtime(*doc);
+  if (!runtime) {
+    p.fail("InvalidRuntime", "runtime " + job->runtime.name + ": " + runtime.err().message);
+    return finish();
+  }
+  auto set = realise(*job, *runtime, opt);
+  if (!set) {
+    p.fail("InvalidSpec", set.err().message);
+    return finish();
+  }
+  p.restarts = read_restarts(w.job.metadata);
+  const bool have_service = std::any_of(w.services.begin(), w.services.end(),
+                                        [&](const auto& s) { return s.metadata.name == p.name; });
+
+  // Rule 4: suspend, resume, the deadline.
+  if (job->suspend) {
+    p.stop_active();
+    p.set(condition::suspended, true, "Suspended", "TrainJob is suspended");
+    if (find_condition(p.out.status, condition::running))
+      p.set(condition::running, false, "Suspended", "TrainJob is suspended");
+  } else if (has_true(p.before, condition::suspended)) {
+    p.set(condition::suspended, false, "Resumed", "TrainJob is resumed");
+  }
+  if (!job->suspend && job->active_deadline_seconds) {
+    auto start = w.job.metadata.creation_timestamp.value_or(w.now);
+    if (const auto* s = find_condition(p.out.status, condition::suspended); s && s->status == "False")
+      start = std::max(start, s->last_transition_time.value_or(start));
+    auto deadline = start + std::chrono::seconds(*job->active_deadline_seconds);
+    if (w.now >= deadline) {
+      p.fail("DeadlineExceeded", "TrainJob exceeded its active deadline");
+      return finish();
+    }
+    p.out.wake_at = deadline;
+  }
+
+  // Per Job: what its pods say (rule 6).
+  std::vector<std::vector<job_view>> views(set->rjobs.size());
+  bool restart_all = false;
+  std::string failed_job;
+  for (std::size_t r = 0; r < set->rjobs.size(); ++r)
+    views[r].resize(static_cast<std::size_t>(set->rjobs[r].replicas));
+  for (const auto& slot : set->pods) {
+    auto r = static_cast<std::size_t>(std::find_if(set->rjobs.begin(), set->rjobs.end(),
+                                                   [&](const auto& x) { return x.name == slot.rjob; }) -
+                                      set->rjobs.begin());
+    auto& v = views[r][static_cast<std::size_t>(slot.job_index)];
+    auto it = p.pods.find(slot.name);
+    if (it == p.pods.end())
+      continue;
+    const auto& pod = *it->second;
+    if (pod.status.phase == "Succeeded") {
+      ++v.succeeded_pods;
+    } else if (pod.status.phase == "Failed") {
+      auto key = slot.rjob + "-" + std::to_string(slot.job_index);
+      if (p.restarts[key] < set->rjobs[r].backoff_limit && !job->suspend) {
+        ++p.restarts[key];
+        p.restarts_changed = true;
+        p.event("Normal", "RestartingPod", "pod " + slot.name + " failed; re-creating it alone (" +
+                                               std::to_string(p.restarts[key]) + " of backoffLimit " +
+                                               std::to_string(set->rjobs[r].backoff_limit) + ")");
+        p.remove(pod);
+      } else {
+        v.failed = true;
+        failed_job = p.name + "-" + key;
+      }
+    } else {
+      ++v.active_pods;
+      v.ready_pods += pod_ready(pod) ? 1 : 0;
+    }
+  }
+  for (std::size_t r = 0; r < set->rjobs.size(); ++r)
+    for (auto& v : views[r])
+      v.complete = !v.failed && v.succeeded_pods >= set->rjobs[r].completions;
+
+  if (!failed_job.empty() && !job->suspend) {
+    if (p.restarts["jobset"] < set->max_restarts) {
+      ++p.restarts["jobset"];
+      p.restarts_changed = true;
+      p.event("Warning", "RestartingJobSet", "Job " + failed_job + " failed; restarting every pod (" +
+                                                  std::to_string(p.restarts["jobset"]) + " of maxRestarts " +
+                                                  std::to_string(set->max_restarts) + ")");
+      std::vector<const k8s::pod*> all;
+      for (const auto& [_, pod] : p.pods)
+        all.push_back(pod);
+      for (const auto* pod : all)
+        p.remove(*pod);
+      restart_all = true;
+    } else if (set->max_restarts > 0) {
+      p.fail("ReachedMaxRestarts", "jobset failed due to reaching max number of restarts");
+    } else {
+      p.fail("FailedJobs", "jobset failed due to one or more job failures");
+    }
+  }
+
+  // Rule 7: success.
+  const bool failed_now = has_true(p.out.status, condition::failed);
+  std::vector<std::string> targets = json::strings_of(set->success_policy.find("targetReplicatedJobs"));
+  const bool any = set->success_policy.get_string("operator") == "Any";
+  bool success = !failed_now && !restart_all && !job->suspend;
+  bool any_hit = false;
+  for (std::size_t r = 0; r < set->rjobs.size() && success; ++r) {
+    const auto& rj = set->rjobs[r];
+    if (!targets.empty() && std::find(targets.begin(), targets.end(), rj.name) == targets.end())
+      continue;
+    bool done = rjob_complete(rj, views[r], p.before);
+    any_hit = any_hit || std::any_of(views[r].begin(), views[r].end(), [](const auto& v) { return v.complete; });
+    if (!any)
+      success = done;
+  }
+  if (any)
+    success = success && any_hit;
+
+  if (success) {
+    p.set(condition::complete, true, "AllJobsCompleted", "jobset completed successfully");
+    if (find_condition(p.out.status, condition::running))
+      p.set(condition::running, false, "Completed", "the trainer's pods finished");
+    p.stop_active();
+  }
+  const bool stop = success || failed_now || restart_all || job->suspend;
+
+  // Rule 5 and 8: create what is missing.
+  if (!stop) {
+    if (!have_service)
+      p.create("services", set->service);
+    int creates = 0;
+    bool all_there = true;
+    std::string waiting_for;
+    for (std::size_t r = 0; r < set->rjobs.size(); ++r) {
+      const auto& rj = set->rjobs[r];
+      if (rjob_complete(rj, views[r], p.before))
+        continue;
+      std::string unmet;
+      for (const auto& d : rj.after) {
+        auto dr = static_cast<std::size_t>(std::find_if(set->rjobs.begin(), set->rjobs.end(),
+                                                        [&](const auto& x) { return x.name == d.name; }) -
+                                           set->rjobs.begin());
+        bool met = d.status == "Complete"
+                       ? rjob_complete(set->rjobs[dr], views[dr], p.before)
+                       : std::all_of(views[dr].begin(), views[dr].end(), [&](const auto& v) {
+                           return v.complete || v.failed || v.ready_pods + v.succeeded_pods >= set->rjobs[dr].completions;
+                         });
+        if (!met)
+          unmet = d.name + " to be " + (d.status == "Complete" ? "complete" : "ready");
+      }
+      if (!unmet.empty()) {
+        all_there = false;
+        if (rj.trainer_step)
+          waiting_for = rj.name + " waits for " + unmet;
+        continue;
+      }
+      for (const auto& slot : set->pods) {
+        if (slot.rjob != rj.name || p.pods.count(slot.name))
+          continue;
+        bool terminating = std::any_of(w.pods.begin(), w.pods.end(), [&](const auto& x) {
+          return x.metadata.name == slot.name;
+        });
+        if (views[r][static_cast<std::size_t>(slot.job_index)].complete)
+          continue;
+        all_there = false;
+        if (terminating || creates >= opt.max_creates_per_pass)
+          continue;
+        p.create("pods", slot.pod);
+        ++views[r][static_cast<std::size_t>(slot.job_index)].active_pods;
+        ++creates;
+      }
+    }
+    if (w.create_refused) {
+      auto msg = w.create_refused->object + ": " + w.create_refused->message;
+      p.set(condition::created, false, "JobsCreationFailed", msg);
+      p.event("Warning", "FailedCreatePod", msg);
+      if (w.create_refused->code == 422)
+        p.fail("JobsCreationFailed", msg);
+    } else if (all_there || creates > 0) {
+      p.set(condition::created, true, "JobsCreationSucceeded", "Succeeded to create Jobs");
+    }
+    // Running: every trainer pod runs, else why not.
+    int trainer_pods = 0, running = 0;
+    std::string why = waiting_for;
+    for (const auto& slot : set->pods) {
+      auto rj = std::find_if(set->rjobs.begin(), set->rjobs.end(), [&](const auto& x) { return x.name == slot.rjob; });
+      if (!rj->trainer_step)
+        continue;
+      ++trainer_pods;
+      auto it = p.pods.find(slot.name);
+      if (it != p.pods.end() && (it->second->status.phase == "Running" || it->second->status.phase == "Succeeded")) {
+        ++running;
+      } else if (why.empty() && it != p.pods.end()) {
+        auto v = demystify::pending(*it->second, {}, w.now);
+        why = "pod " + slot.name + ": " + (v.message.empty() ? "Pending" : v.message);
+      }
+    }
+    if (!has_true(p.out.status, condition::failed)) {
+      if (trainer_pods > 0 && running == trainer_pods)
+        p.set(condition::running, true, "Running",
+              std::to_string(running) + " of " + std::to_string(trainer_pods) + " trainer pods are running");
+      else if (!why.empty())
+        p.set(condition::running, false, "Pending", why);
+    }
+  }
+
+  // jobsStatus (rule 9).
+  p.out.status.jobs.clear();
+  for (std::size_t r = 0; r < set->rjobs.size(); ++r) {
+    jobs_status js{set->rjobs[r].name};
+    bool remembered = seen_complete(set->rjobs[r], p.before);
+    for (const auto& v : views[r]) {
+      if (job->suspend && !v.complete) {
+        ++js.suspended;
+        continue;
+      }
+      js.succeeded += v.complete ? 1 : 0;
+      js.failed += v.failed ? 1 : 0;
+      js.active += !v.complete && !v.failed && v.active_pods > 0 ? 1 : 0;
+      js.ready += !v.failed && v.ready_pods + v.succeeded_pods >= set->rjobs[r].completions ? 1 : 0;
+    }
+    if (remembered)
+      js.succeeded = std::max(js.succeeded, set->rjobs[r].replicas);
+    p.out.status.jobs.push_back(js);
+  }
+
+  if (p.restarts_changed) {
+    json::value counts = json::object{};
+    for (const auto& [k, v] : p.restarts)
+      counts[k] = v;
+    json::value patch = json::object{
+        {"metadata", json::object{{"annotations", json::object{{std::string(restarts_annotation), json::dump(counts)}}}}}};
+    p.out.plan.steps.push_back(patch_step{trainjob_ref(p.ns, p.name), client::patch_type::merge, std::move(patch)});
+  }
+  return finish();
+}
+
+} // namespace kozmo::trainer
