@@ -11,6 +11,7 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include <map>
 #include <unordered_map>
 
 namespace kozmo::controller {
@@ -35,6 +36,18 @@ struct owned_watch {
   owned_index<k8s::custom_object> index;
 };
 
+// The objects of one referenced kind by namespace ("" for a cluster-scoped kind), then by name:
+// a child's view is one namespace's map (rule 2), in name order.
+struct referenced_watch {
+  caf::actor actor;
+  referenced_kind kind;
+  std::unordered_map<std::string, std::map<std::string, std::shared_ptr<const k8s::custom_object>>> by_ns;
+
+  bool visible_to(const std::string& object_ns, const k8s::custom_object& primary) const {
+    return kind.cluster_scoped || object_ns == primary.metadata.namespace_;
+  }
+};
+
 struct supervisor_state {
   static inline const char* name = "supervisor";
 
@@ -47,6 +60,7 @@ struct supervisor_state {
   owned_index<k8s::service> services;
   std::vector<primary_watch> primary_watches;
   std::vector<owned_watch> owned_watches;
+  std::vector<referenced_watch> referenced_watches;
   listed_gate owned_listed; // children are spawned once it opens
 };
 
@@ -81,6 +95,12 @@ void spawn_child(supervisor* self, child_entry& entry) {
   for (const auto& w : st.owned_watches)
     for (auto& obj : w.index.select(routes))
       view.others.push_back({w.resource, event_type::added, std::move(obj)});
+  for (const auto& w : st.referenced_watches) {
+    auto ns = w.kind.cluster_scoped ? std::string() : entry.primary->metadata.namespace_;
+    if (auto it = w.by_ns.find(ns); it != w.by_ns.end())
+      for (const auto& [_, obj] : it->second)
+        view.others.push_back({w.kind.ref.resource, event_type::added, obj});
+  }
   entry.actor = st.cfg.spawn_child(self, st.tools, entry.primary, std::move(view));
   st.actors.emplace(entry.actor.address(), entry.primary->metadata.uid);
   spdlog::debug("{}: watching {} {}/{} (uid {})", st.cfg.name, entry.primary->kind, entry.primary->metadata.namespace_,
@@ -171,6 +191,28 @@ void on_other(supervisor* self, owned_watch& w, object_event<k8s::custom_object>
   });
 }
 
+// Rules 2 and 3: the index keeps what a child spawned later sees; a change goes to each running
+// child that can see it, once the children may run.
+void on_referenced(supervisor* self, referenced_watch& w, object_event<k8s::custom_object>& ev) {
+  auto& st = self->state;
+  if (!ev.object)
+    return;
+  auto obj = with_kind(ev.object, w.kind.kind, w.kind.api_version);
+  auto ns = w.kind.cluster_scoped ? std::string() : obj->metadata.namespace_;
+  auto& objects = w.by_ns[ns];
+  if (ev.type == event_type::deleted)
+    objects.erase(obj->metadata.name);
+  else
+    objects[obj->metadata.name] = obj;
+  if (objects.empty())
+    w.by_ns.erase(ns);
+  if (!st.owned_listed.listed())
+    return; // no child runs yet; each is spawned with the index's content
+  for (const auto& [_, entry] : st.children)
+    if (entry.actor && w.visible_to(ns, *entry.primary))
+      self->send(entry.actor, owned_event{w.kind.ref.resource, ev.type, obj});
+}
+
 void spawn_waiting_children(supervisor* self) {
   auto& st = self->state;
   spdlog::debug("{}: owned objects listed; starting {} child actor(s)", st.cfg.name, st.children.size());
@@ -229,6 +271,13 @@ caf::behavior supervisor_behavior(supervisor* self, supervisor_config cfg) {
     w.index.route_label = st.cfg.route_label;
     st.owned_watches.push_back(std::move(w));
   }
+  for (const auto& r : st.cfg.referenced) {
+    watch::watch_config wc;
+    wc.resource = r.ref;
+    wc.resource.ns = r.cluster_scoped ? std::string() : st.cfg.ns; // rule 1
+    auto actor = watch_into<k8s::custom_object>(self, st.cfg.cli, std::move(wc), &st.owned_listed);
+    st.referenced_watches.push_back({std::move(actor), r, {}});
+  }
   return {
       [self](object_event<k8s::custom_object>& ev) {
         auto sender = caf::actor_cast<caf::actor_addr>(self->current_sender());
@@ -238,6 +287,9 @@ caf::behavior supervisor_behavior(supervisor* self, supervisor_config cfg) {
         for (const auto& w : self->state.primary_watches)
           if (sender == w.actor.address())
             return on_primary(self, w, ev);
+        for (auto& w : self->state.referenced_watches)
+          if (sender == w.actor.address())
+            return on_referenced(self, w, ev);
       },
       [self](object_event<k8s::pod>& ev) { on_owned(self, self->state.pods, ev); },
       [self](object_event<k8s::service>& ev) { on_owned(self, self->state.services, ev); },
