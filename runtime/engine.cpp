@@ -12,6 +12,7 @@
 #include "actors/tasks/platform_config.hpp"
 #include "actors/quota/quota_actor.hpp"
 #include "actors/tasks/task_controller.hpp"
+#include "actors/trainer/trainjob_actor.hpp"
 #include "actors/training/training_supervisor_actor.hpp"
 #include "actors/volumes/volume_binder_actor.hpp"
 #include "actors/watch/object_traits.hpp"
@@ -143,6 +144,12 @@ status engine::impl::spawn_actors() {
     tc.job.opts.max_replicas = opts.parts.training_max_replicas_by_kind;
     tc.recorder = recorder;
     actors.push_back(training::spawn_training_supervisor(*sys, pods_watch, std::move(tc)));
+    trainer::controller_config trc; // Kubeflow Trainer v2 beside v1, on the same kit and scheduler
+    trc.cli = cli;
+    trc.opts.scheduler_name = opts.parts.scheduler_name;
+    trc.opts.priority_classes = training::default_priority_classes();
+    trc.recorder = recorder;
+    actors.push_back(trainer::spawn_trainjob_controller(*sys, pods_watch, std::move(trc)));
   }
   if (opts.parts.tasks) {
     tasks::task_controller_config tc;
