@@ -56,6 +56,10 @@ fi
 expect "kubectl apply -k deploy/ installs Kozmo" 'deployment.apps/kozmo-controller created' k apply --validate=false -k "$DEPLOY"
 within 30 "the TaskExecution CRD is established" 'True' \
   k get crd taskexecutions.kozmo.io -o 'jsonpath={.status.conditions[?(@.type=="Established")].status}'
+within 30 "the ClusterTrainingRuntime CRD is established" 'True' \
+  k get crd clustertrainingruntimes.trainer.kubeflow.org -o 'jsonpath={.status.conditions[?(@.type=="Established")].status}'
+expect "kubectl apply -f deploy/runtimes/ then creates the built-in runtimes" 'torch-distributed created' \
+  k apply -f "$DEPLOY/runtimes/"
 within 30 "the ServiceAccount's token exists" 'kozmo-controller-token' \
   k -n kozmo-system get serviceaccount kozmo-controller -o 'jsonpath={.secrets[*].name}'
 
