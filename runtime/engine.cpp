@@ -107,6 +107,9 @@ status engine::impl::spawn_actors() {
   if ((opts.parts.training || opts.parts.tasks) && server) {
     if (auto st = install_crds(*server, opts); !st)
       return st;
+    if (opts.parts.training)
+      if (auto st = install_training_runtimes(*server); !st)
+        return st;
   }
   if (!recorder) { // with leader election the elector's recorder is already there
     recorder = controller::spawn_event_recorder(*sys, cli);

@@ -1,4 +1,5 @@
-// Kozmo's CRDs on the embedded server, before the training and task controllers start.
+// Kozmo's CRDs on the embedded server, before the training and task controllers start, and the
+// built-in ClusterTrainingRuntimes after them.
 #include "runtime/engine_impl.hpp"
 
 #include "actors/training/job_model.hpp"
@@ -24,7 +25,39 @@ void cap_replicas(json::value& schema, int maximum) {
     cap_replicas(child, maximum);
 }
 
+// Creates one built-in runtime unless one of its name exists: a user's edit of a built-in runtime
+// (kept in --data-dir) survives a restart, and a deleted one comes back.
+status create_if_absent(apiserver::server& srv, const json::value& obj, std::string_view file) {
+  const json::value* meta = obj.find("metadata");
+  const std::string name = meta ? meta->get_string("name") : std::string();
+  if (obj.get_string("kind") != "ClusterTrainingRuntime" || name.empty())
+    return error::bad_request("runtimes: " + std::string(file) + ": not a named ClusterTrainingRuntime");
+  const std::string collection = "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes";
+  auto existing = srv.handle({"GET", collection + "/" + name, {}, ""});
+  if (existing.status == 200)
+    return ok;
+  if (existing.status != 404)
+    return error::internal("runtimes: reading " + name + ": HTTP " + std::to_string(existing.status));
+  auto created = srv.handle({"POST", collection + "?fieldManager=kozmo", {{"Content-Type", "application/json"}}, json::dump(obj)});
+  if (created.status == 201 || created.status == 409) // 409: someone else was quicker, theirs stays
+    return ok;
+  return error::bad_request("runtimes: " + std::string(file) + ": HTTP " + std::to_string(created.status) + ": " + created.body);
+}
+
 } // namespace
+
+status install_training_runtimes(apiserver::server& srv) {
+  for (const auto& file : embedded_training_runtimes()) {
+    auto docs = json::parse_yaml_documents(file.text);
+    if (!docs)
+      return error::bad_request("runtimes: " + std::string(file.name) + ": " + docs.err().message);
+    for (const auto& obj : *docs)
+      if (obj.is_object())
+        if (auto st = create_if_absent(srv, obj, file.name); !st)
+          return st;
+  }
+  return ok;
+}
 
 // Kozmo's CRDs embedded in the binary, applied to the embedded server (create or update), one
 // YAML document at a time; the training kinds' replicas capped as the engine's options say.

@@ -40,6 +40,9 @@ class local_backend; // runtime/engine_http.hpp
 // Kozmo's CRDs (embedded at build time) applied to the embedded server, the training kinds'
 // replicas capped as `opts` says (runtime/engine_crds.cpp).
 status install_crds(apiserver::server& srv, const engine_options& opts);
+// The built-in ClusterTrainingRuntimes (deploy/runtimes, embedded), each created only when none
+// of its name exists (runtime/engine_crds.cpp). After install_crds.
+status install_training_runtimes(apiserver::server& srv);
 
 struct engine::impl {
   engine_options opts;

@@ -1,5 +1,6 @@
 #include "k8s/apiserver/field_schema.hpp"
 #include "k8s/apiserver/structural.hpp"
+#include "k8s/apiserver/transition_rules.hpp"
 
 #include <map>
 #include <mutex>
@@ -235,12 +236,18 @@ std::vector<std::string> find_unknown_fields(const resource_type& rt, std::strin
   return unknown;
 }
 
-std::vector<field_error> validate_custom_resource(const resource_type& rt, std::string_view version, json::value& obj) {
+std::vector<field_error> validate_custom_resource(const resource_type& rt, std::string_view version, json::value& obj,
+                                                  const json::value* old) {
   const crd_version* cv = rt.crd_version_of(version);
   if (!cv || cv->schema.is_null() || !obj.is_object())
     return {};
   default_custom_resource(cv->schema, obj);
-  return check_custom_resource(cv->schema, obj);
+  auto errs = check_custom_resource(cv->schema, obj);
+  if (old && old->is_object()) {
+    auto transitions = check_transition_rules(cv->schema, obj, *old);
+    errs.insert(errs.end(), transitions.begin(), transitions.end());
+  }
+  return errs;
 }
 
 json::value builtin_openapi_schema(std::string_view kind) {

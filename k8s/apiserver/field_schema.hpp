@@ -26,9 +26,10 @@ std::vector<std::string> find_unknown_fields(const resource_type& rt, std::strin
                                              bool prune);
 
 // Custom resources: nulls of non-nullable fields dropped and defaults applied (in place), then
-// the schema's value validations as 422 Invalid causes (see structural.hpp).
+// the schema's value validations as 422 Invalid causes (see structural.hpp); on an update
+// (`old` the stored object) also the transition rule `self == oldSelf` (transition_rules.hpp).
 std::vector<field_error> validate_custom_resource(const resource_type& rt, std::string_view version,
-                                                  json::value& obj);
+                                                  json::value& obj, const json::value* old = nullptr);
 
 // The built-in table as an OpenAPI v3 schema for `kind` (properties only; opaque parts as
 // {"x-kubernetes-preserve-unknown-fields": true}), or null when the kind has no table.

@@ -42,7 +42,7 @@ struct write_failure {
 std::vector<field_error> validate_for_write(const request_context& ctx, json::value& obj, const json::value* old) {
   std::vector<field_error> errs;
   if (!ctx.rt->builtin)
-    errs = validate_custom_resource(*ctx.rt, ctx.version, obj);
+    errs = validate_custom_resource(*ctx.rt, ctx.version, obj, old);
   auto more = validate_object(*ctx.rt, obj, old);
   errs.insert(errs.end(), more.begin(), more.end());
   return errs;

@@ -76,6 +76,39 @@ expect "get by plural shows the printer column" 'g1 +2' k get gizmos -n e2e
 expect "get by short name works" 'g1' k get gz -n e2e
 expect "delete the custom resource" 'gizmo.e2e.kozmo.io "g1" deleted' k delete gizmo g1 -n e2e
 
+# --- Trainer v2: the CRDs, the built-in runtimes, a TrainJob's immutable spec (docs/trainer.md) --
+ctr_frameworks() {
+  kubectl --cache-dir "$WORK/cache" get clustertrainingruntimes -L trainer.kubeflow.org/framework --no-headers |
+    awk '{printf "%s=%s ", $1, $NF}'
+}
+eventually "get clustertrainingruntimes lists the five built-ins with their framework label" \
+  '^deepspeed-distributed=deepspeed jax-distributed=jax mlx-distributed=mlx torch-distributed=torch xgboost-distributed=xgboost $' \
+  ctr_frameworks
+expect "explain trainjob.spec.trainer describes numNodes and resourcesPerNode" '^numNodes resourcesPerNode $' \
+  sh -c "kubectl --cache-dir $WORK/cache explain trainjob.spec.trainer | grep -oE '^ +(numNodes|resourcesPerNode)\b' | tr -d ' ' | sort | tr '\n' ' '"
+trainjob() { # trainjob NAME NUM_NODES
+  printf 'apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n  name: %s\n  namespace: e2e\nspec:\n  runtimeRef:\n    name: torch-distributed\n  trainer:\n    numNodes: %s\n' "$1" "$2"
+}
+expect "create a TrainJob on torch-distributed" 'trainjob.trainer.kubeflow.org/tj created' k apply -f - <<<"$(trainjob tj 2)"
+expect "get trainjobs shows its runtime and nodes" 'tj +torch-distributed +2 ' k get trainjobs -n e2e
+expect "runtimeRef's kind and apiGroup are defaulted" '^ClusterTrainingRuntime trainer.kubeflow.org$' \
+  k get trainjob tj -n e2e -o 'jsonpath={.spec.runtimeRef.kind} {.spec.runtimeRef.apiGroup}'
+expect_fail "changing spec.trainer.numNodes is refused, naming spec.trainer" \
+  'The TrainJob "tj" is invalid: spec.trainer: Invalid value: "object": field is immutable' \
+  k patch trainjob tj -n e2e --type merge -p '{"spec":{"trainer":{"numNodes":3}}}'
+expect "  ... and numNodes stays 2" '^2$' k get trainjob tj -n e2e -o 'jsonpath={.spec.trainer.numNodes}'
+expect "spec.suspend may change" 'trainjob.trainer.kubeflow.org/tj patched' \
+  k patch trainjob tj -n e2e --type merge -p '{"spec":{"suspend":true}}'
+expect "  ... and is stored" '^true$' k get trainjob tj -n e2e -o 'jsonpath={.spec.suspend}'
+expect_fail "a TrainJob with numNodes 0 is refused by the schema" 'spec.trainer.numNodes in body should be greater than or equal to 1' \
+  k apply -f - <<<"$(trainjob tj0 0)"
+expect_fail "a TrainJob with numNodes 100000 is refused by the schema" 'spec.trainer.numNodes in body should be less than or equal to 10000' \
+  k apply -f - <<<"$(trainjob tjbig 100000)"
+expect_fail "numProcPerNode is 1 to 1024 or auto, cpu, gpu" "spec.trainer.numProcPerNode in body should match '\\^\\(auto\\|cpu\\|gpu\\)\\$'" \
+  k apply -f - <<<"$(trainjob tjproc 1)
+    numProcPerNode: many"
+expect "delete the TrainJob" 'trainjob.trainer.kubeflow.org "tj" deleted' k delete trainjob tj -n e2e
+
 expect "delete a running pod waits for its kubelet" 'pod "e2e-pod" deleted' k delete pod e2e-pod -n e2e --timeout=30s
 expect_fail "the deleted pod is gone" 'NotFound' k get pod e2e-pod -n e2e
 
@@ -114,9 +147,19 @@ eventually "a --cluster file gives exactly its nodes" '^k80 v100-0 v100-1$' \
 expect "the cluster file's GPU type and labels are on the nodes" '^K80 b$' \
   k get node k80 -o 'jsonpath={.metadata.labels.kozmo\.io/gpu-type} {.metadata.labels.zone}'
 expect "create a configmap to keep" 'configmap/kept created' k create configmap kept --from-literal=a=b
+eventually "the built-in runtimes are there with --data-dir" '^1$' \
+  k get clustertrainingruntime torch-distributed -o 'jsonpath={.spec.mlPolicy.numNodes}'
+expect "edit a built-in runtime" 'clustertrainingruntime.trainer.kubeflow.org/torch-distributed patched' \
+  k patch clustertrainingruntime torch-distributed --type merge -p '{"spec":{"mlPolicy":{"numNodes":3}}}'
+expect "delete a built-in runtime" 'clustertrainingruntime.trainer.kubeflow.org "jax-distributed" deleted' \
+  k delete clustertrainingruntime jax-distributed
 kill -TERM "$KOZMO_PID"; wait "$KOZMO_PID"; KOZMO_PID=
 start_local
 eventually "objects survive a restart with --data-dir" '^b$' k get configmap kept -o 'jsonpath={.data.a}'
+expect "a user's edit of a built-in runtime survives the restart" '^3$' \
+  k get clustertrainingruntime torch-distributed -o 'jsonpath={.spec.mlPolicy.numNodes}'
+expect "a deleted built-in runtime is back after the restart" '^jax$' \
+  k get clustertrainingruntime jax-distributed -o 'jsonpath={.metadata.labels.trainer\.kubeflow\.org/framework}'
 
 # --- a HiveD configuration as the cluster shape ------------------------------------------
 kill -TERM "$KOZMO_PID"; wait "$KOZMO_PID"; KOZMO_PID=
