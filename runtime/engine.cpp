@@ -151,6 +151,8 @@ status engine::impl::spawn_actors() {
     trc.cli = cli;
     trc.opts.scheduler_name = opts.parts.scheduler_name;
     trc.opts.priority_classes = training::default_priority_classes();
+    // Pods on simulated (or host-process) nodes run no images: initializers fetch with the copilot.
+    trc.opts.native_initializers = !cluster_shape_of(opts.parts.nodes).nodes.empty();
     trc.recorder = recorder;
     actors.push_back(trainer::spawn_trainjob_controller(*sys, pods_watch, std::move(trc)));
   }

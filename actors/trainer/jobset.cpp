@@ -1,6 +1,7 @@
 #include "actors/trainer/jobset.hpp"
 
 #include "actors/scheduler/pod_scheduling_spec.hpp"
+#include "actors/trainer/initializers.hpp"
 #include "actors/training/job_model.hpp"
 #include "actors/training/pod_builder.hpp"
 #include "k8s/json/patch.hpp"
@@ -197,6 +198,12 @@ expected<jobset> realise(const train_job& job, const runtime_spec& rt, const opt
   if (job.trainer)
     if (auto r = reserved_in(job.trainer->env, rt.ml.kind, "spec.trainer.env"))
       return error::invalid(*r);
+  if (auto inits = check_initializers(job, rt); !inits)
+    return inits.err();
+  auto claims = plan_claims(job, rt);
+  if (!claims)
+    return claims.err();
+  out.claims = claims->claims;
   const int nodes = num_nodes(job, rt);
   const auto& name = job.metadata.name;
   std::size_t total = 0;
@@ -275,6 +282,7 @@ expected<jobset> realise(const train_job& job, const runtime_spec& rt, const opt
         spec["hostname"] = slot.name;
         spec["subdomain"] = name;
         auto ancestor = ancestor_of(rj);
+        std::string main_name;
         if (plan.trainer_step) {
           json::value* c = main_container(spec, step::node);
           if (c == nullptr)
@@ -290,6 +298,7 @@ expected<jobset> realise(const train_job& job, const runtime_spec& rt, const opt
                           job.trainer && !job.trainer->num_proc_per_node.empty() ? job.trainer->num_proc_per_node
                                                                                  : rt.ml.num_proc_per_node};
           k8s::add_env_if_absent(*c, ml_env(rt, ctx));
+          main_name = c->get_string("name");
           if (int port = framework_port(rt.ml.kind); port > 0) {
             json::value& ports = (*c)["ports"];
             if (!ports.is_array())
@@ -299,11 +308,16 @@ expected<jobset> realise(const train_job& job, const runtime_spec& rt, const opt
             if (!has)
               ports.as_array().push_back(json::object{{"containerPort", port}, {"protocol", "TCP"}});
           }
-        } else if (ancestor == step::dataset && job.dataset) {
-          apply_initializer(spec, step::dataset, *job.dataset);
-        } else if (ancestor == step::model && job.model) {
-          apply_initializer(spec, step::model, *job.model);
+        } else if ((ancestor == step::dataset && job.dataset) || (ancestor == step::model && job.model)) {
+          const auto step_name = ancestor == step::dataset ? step::dataset : step::model;
+          const auto& init = ancestor == step::dataset ? *job.dataset : *job.model;
+          apply_initializer(spec, step_name, init);
+          main_name = std::string(step_name);
+          if (json::value* c = main_container(spec, step_name); c && opt.native_initializers)
+            if (auto native = native_initializer(*c, init, step_name); !native)
+              return native.err();
         }
+        attach_claims(spec, *claims, name, main_name);
         pod["metadata"] = std::move(meta);
         pod["spec"] = std::move(spec);
         slot.gpus = training::gpus_of_template(pod);

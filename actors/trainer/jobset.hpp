@@ -29,7 +29,8 @@
 //      the initializers form one gang `<namespace>/<trainjob>` (members by GPU count), in the
 //      virtual cluster of the TrainJob's `kozmo.io/virtual-cluster` annotation (else the default)
 //      and at its `kozmo.io/priority`. A template's own annotation wins.
-//   8. Every number is bounded before it sizes anything: a TrainJob over max_pods pods, or with a
+//   8. Claims and initializers: initializers.hpp (rules 9 and 10).
+//   9. Every number is bounded before it sizes anything: a TrainJob over max_pods pods, or with a
 //      hostname over 63 characters, is refused with what to change.
 #pragma once
 
@@ -53,6 +54,9 @@ struct options {
   // Pods one pass creates at most (kube-controller-manager's burst), so a large job is created
   // over several passes and one deleted meanwhile stops within one.
   int max_creates_per_pass = 500;
+  // Initializer containers without a command fetch their storageUri with `kozmo copilot download`
+  // (kozmo local, whose pods run no images): initializers.hpp rule 10.
+  bool native_initializers = false;
 };
 
 struct job_slot {

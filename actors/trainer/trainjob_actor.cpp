@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include <map>
+#include <set>
 
 namespace kozmo::trainer {
 namespace {
@@ -31,6 +32,7 @@ struct trainjob_state {
   controller::object_view<k8s::pod> pods;
   controller::object_view<k8s::service> services;
   std::shared_ptr<const k8s::custom_object> snapshot;
+  std::set<std::string> claims; // the job's PersistentVolumeClaims that exist
   // Runtimes this job can see, by "<kind>/<name>" (TrainingRuntimes of its namespace only).
   std::map<std::string, std::shared_ptr<const k8s::custom_object>> runtimes;
   std::vector<std::string> deleting; // uids of pods this actor deleted and may still see
@@ -66,6 +68,7 @@ controller::pass_decision run_pass(trainjob_actor* self) {
   for (const auto& [_, s] : st.services.items)
     world.services.push_back(*s);
   world.create_refused = st.create_refused;
+  world.claims.assign(st.claims.begin(), st.claims.end());
   auto result = reconcile(world, st.cfg->opts);
   training::count_job_in(st.counted_in, "TrainJob", phase(result.status));
   if (!result.skipped.empty()) {
@@ -89,6 +92,9 @@ void note_answer(trainjob_actor* self, const controller::step& s, json::value& a
     } else if (c->where.resource == "configmaps") {
       if (auto cm = k8s::from_json<k8s::custom_object>(answer))
         st.snapshot = std::make_shared<const k8s::custom_object>(std::move(*cm));
+    } else if (c->where.resource == "persistentvolumeclaims") {
+      if (const auto* meta = answer.find("metadata"))
+        st.claims.insert(meta->get_string("name"));
     }
   } else if (const auto* d = std::get_if<controller::delete_step>(&s)) {
     if (d->ref.resource == "pods")
@@ -112,6 +118,9 @@ void note_reread(trainjob_actor* self, const controller::step& s, json::value& n
   } else if (resource == "configmaps") {
     if (auto cm = k8s::from_json<k8s::custom_object>(now); cm && cm->metadata.name == snapshot_name(st.job->metadata.name))
       st.snapshot = std::make_shared<const k8s::custom_object>(std::move(*cm));
+  } else if (resource == "persistentvolumeclaims") {
+    if (const auto* meta = now.find("metadata"))
+      st.claims.insert(meta->get_string("name")); // already there
   } else if (resource == "trainjobs") {
     if (auto job = controller::newer_copy(*st.job, std::move(now)))
       st.job = std::move(job);
@@ -139,6 +148,11 @@ void on_other(trainjob_actor* self, const controller::owned_event& ev) {
     if (ev.object->metadata.name != snapshot_name(st.job->metadata.name))
       return;
     st.snapshot = gone ? nullptr : ev.object;
+  } else if (ev.resource == "persistentvolumeclaims") {
+    if (gone)
+      st.claims.erase(ev.object->metadata.name);
+    else
+      st.claims.insert(ev.object->metadata.name);
   } else if (ev.resource == "trainingruntimes" || ev.resource == "clustertrainingruntimes") {
     auto kind = ev.resource == "trainingruntimes" ? std::string(kind_runtime) : std::string(kind_cluster_runtime);
     auto key = runtime_key(kind, ev.object->metadata.name);
@@ -216,6 +230,7 @@ caf::actor spawn_trainjob_controller(caf::actor_system& sys, caf::actor pods_wat
   sc.pods_watch = std::move(pods_watch);
   sc.services = true;
   sc.owned.push_back({{"", "v1", "configmaps", "", "", ""}, std::string(label::jobset_name)});
+  sc.owned.push_back({{"", "v1", "persistentvolumeclaims", "", "", ""}, std::string(label::jobset_name)});
   sc.referenced.push_back({{std::string(group), "v1alpha1", "trainingruntimes", "", "", ""}, std::string(kind_runtime),
                            std::string(api_version), false});
   sc.referenced.push_back({{std::string(group), "v1alpha1", "clustertrainingruntimes", "", "", ""},

@@ -211,7 +211,8 @@ pass_result reconcile(const observed& w, const options& opt) {
   }
   auto set = realise(*job, *runtime, opt);
   if (!set) {
-    p.fail("InvalidSpec", set.err().message);
+    p.fail(set.err().reason.empty() || set.err().reason == "Invalid" ? "InvalidSpec" : set.err().reason,
+           set.err().message);
     return finish();
   }
   p.restarts = read_restarts(w.job.metadata);
@@ -328,6 +329,10 @@ pass_result reconcile(const observed& w, const options& opt) {
   if (!stop) {
     if (!have_service)
       p.create("services", set->service);
+    for (const auto& claim : set->claims)
+      if (auto n = claim.at_path({"metadata", "name"})->as_string();
+          std::find(w.claims.begin(), w.claims.end(), n) == w.claims.end())
+        p.create("persistentvolumeclaims", claim);
     int creates = 0;
     bool all_there = true;
     std::string waiting_for;

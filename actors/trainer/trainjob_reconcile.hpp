@@ -29,6 +29,8 @@
 //   8. A pod create the API server refused (create_refused) sets Created False (JobsCreationFailed,
 //      the server's words) and a Warning Event; a 422 (the pod can never be valid) fails the job.
 //   9. The status is written only when it changed; its jobsStatus counts Jobs as JobSet does.
+//  10. The claims of initializers.hpp are created before the pods that mount them; a claim is
+//      never deleted by the pass (its owner reference lets the garbage collector do it).
 #pragma once
 
 #include "actors/controller/plan.hpp"
@@ -53,6 +55,7 @@ struct observed {
   std::optional<k8s::custom_object> snapshot;    // <job>-runtime-snapshot, when it exists
   std::vector<k8s::pod> pods;                    // the job's pods (not those it deleted)
   std::vector<k8s::service> services;
+  std::vector<std::string> claims;               // names of the job's PersistentVolumeClaims
   time_point now;
   struct create_refusal {
     std::string object; // "pod job-node-0-1"

@@ -71,6 +71,7 @@ struct world {
   std::optional<json::value> snapshot;
   std::map<std::string, json::value> pods;
   std::vector<std::string> services;
+  std::map<std::string, json::value> claims;
   std::vector<std::string> events; // "Reason: message"
   trainer::options opt;
   k8s::time_point now = t0() + 10s;
@@ -102,6 +103,8 @@ struct world {
       svc.metadata.namespace_ = "team";
       w.services.push_back(svc);
     }
+    for (const auto& [n, _] : claims)
+      w.claims.push_back(n);
     w.now = now;
     w.create_refused = refused;
     last = trainer::reconcile(w, opt);
@@ -122,6 +125,8 @@ struct world {
           services.push_back(name);
         } else if (c->where.resource == "configmaps") {
           snapshot = obj;
+        } else if (c->where.resource == "persistentvolumeclaims") {
+          claims[name] = obj;
         }
       } else if (const auto* d = std::get_if<controller::delete_step>(&s)) {
         pods.erase(d->ref.name);
