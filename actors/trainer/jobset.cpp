@@ -2,6 +2,7 @@
 
 #include "actors/scheduler/pod_scheduling_spec.hpp"
 #include "actors/trainer/initializers.hpp"
+#include "actors/trainer/mpi.hpp"
 #include "actors/training/job_model.hpp"
 #include "actors/training/pod_builder.hpp"
 #include "k8s/json/patch.hpp"
@@ -219,7 +220,17 @@ expected<jobset> realise(const train_job& job, const runtime_spec& rt, const opt
     plan.trainer_step = is_trainer_step(rt, rj);
     auto ancestor = ancestor_of(rj);
     plan.initializer = ancestor == step::dataset || ancestor == step::model;
-    plan.completions = plan.trainer_step ? nodes : count_of(*tmpl, 1);
+    const bool mpi = rt.ml.kind == framework::mpi;
+    if (mpi && rj.name == step::node)
+      plan.completions = mpi_node_pods(job, rt);
+    else if (mpi && rj.name == step::launcher)
+      plan.completions = 1;
+    else
+      plan.completions = plan.trainer_step ? nodes : count_of(*tmpl, 1);
+    // mpi.hpp: the launcher starts once the nodes' sshd are ready.
+    bool has_node = std::any_of(rt.jobs.begin(), rt.jobs.end(), [](const auto& j) { return j.name == step::node; });
+    if (mpi && rj.name == step::launcher && has_node && plan.after.empty())
+      plan.after.push_back({std::string(step::node), "Ready"});
     if (const auto* b = tmpl->at_path({"spec", "backoffLimit"}); b && b->is_int())
       plan.backoff_limit = static_cast<int>(b->as_int());
     total += static_cast<std::size_t>(plan.replicas) * static_cast<std::size_t>(plan.completions);
@@ -318,6 +329,17 @@ expected<jobset> realise(const train_job& job, const runtime_spec& rt, const opt
               return native.err();
         }
         attach_claims(spec, *claims, name, main_name);
+        if (rt.ml.kind == framework::mpi && (rj.name == step::launcher || rj.name == step::node)) {
+          // The nodes run the training processes mpirun starts over ssh: the trainer's image and
+          // resources reach them too (not its command: they run sshd).
+          if (json::value* c = main_container(spec, step::node); c && !plan.trainer_step && job.trainer) {
+            if (!job.trainer->image.empty())
+              (*c)["image"] = job.trainer->image;
+            if (!job.trainer->resources_per_node.is_null())
+              (*c)["resources"] = job.trainer->resources_per_node;
+          }
+          mpi_attach(spec, job, rt, rj.name == step::launcher);
+        }
         pod["metadata"] = std::move(meta);
         pod["spec"] = std::move(spec);
         slot.gpus = training::gpus_of_template(pod);
@@ -338,6 +360,22 @@ expected<jobset> realise(const train_job& job, const runtime_spec& rt, const opt
   }
 
   out.gang = out.gang_pods > 0;
+  if (rt.ml.kind == framework::mpi) {
+    out.mpi = true;
+    out.launcher_is_node = rt.ml.run_launcher_as_node;
+    int gpus = 0;
+    for (const auto& slot : out.pods)
+      if (slot.rjob == step::node)
+        gpus = std::max(gpus, slot.gpus);
+    auto slots = mpi_slots(job, rt, gpus);
+    out.hostfile = mpi_hostfile(job, out, slots);
+    for (auto& slot : out.pods) // the launcher was built before the nodes' GPUs were known
+      for (auto& c : slot.pod["spec"]["containers"].as_array())
+        if (auto* env = c.find("env"); env && env->is_array())
+          for (auto& e : env->as_array())
+            if (e.get_string("name") == "OMPI_MCA_orte_set_default_slots")
+              e["value"] = slots;
+  }
   for (std::size_t p = 0; p < out.pods.size(); ++p) {
     auto& slot = out.pods[p];
     if (slot.gpus == 0)

@@ -29,7 +29,7 @@
 //      the initializers form one gang `<namespace>/<trainjob>` (members by GPU count), in the
 //      virtual cluster of the TrainJob's `kozmo.io/virtual-cluster` annotation (else the default)
 //      and at its `kozmo.io/priority`. A template's own annotation wins.
-//   8. Claims and initializers: initializers.hpp (rules 9 and 10).
+//   8. Claims and initializers: initializers.hpp (rules 9 and 10); the MPI policy: mpi.hpp (rule 11).
 //   9. Every number is bounded before it sizes anything: a TrainJob over max_pods pods, or with a
 //      hostname over 63 characters, is refused with what to change.
 #pragma once
@@ -85,6 +85,9 @@ struct jobset {
   std::vector<json::value> claims; // PersistentVolumeClaims from volumeClaimPolicies
   json::value success_policy;      // null: every Job
   int max_restarts = 0;
+  bool mpi = false;              // mpi.hpp: the hostfile and the SSH keys come with it
+  bool launcher_is_node = false;
+  json::value hostfile;          // the MPI hostfile ConfigMap
   bool gang = false;
   int gang_pods = 0;
   int gang_gpus = 0;

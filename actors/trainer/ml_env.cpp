@@ -73,7 +73,7 @@ std::vector<std::pair<std::string, std::string>> ml_env(const runtime_spec& runt
   case framework::mpi:
     return {{"OMPI_MCA_orte_default_hostfile", "/etc/mpi/hostfile"},
             {"OMPI_MCA_orte_keep_fqdn_hostnames", "true"},
-            {"OMPI_MCA_orte_set_default_slots", runtime.ml.num_proc_per_node},
+            {"OMPI_MCA_orte_set_default_slots", c.proc_per_node},
             {"OMPI_MCA_plm_rsh_args", "-o ConnectionAttempts=10"}};
   case framework::none: break;
   }

@@ -4,6 +4,7 @@
 #include "actors/controller/pass_loop.hpp"
 #include "actors/controller/spawn_child.hpp"
 #include "actors/controller/supervisor_actor.hpp"
+#include "actors/trainer/ssh_keys.hpp"
 #include "actors/trainer/trainjob_reconcile.hpp"
 #include "actors/training/training_metrics.hpp"
 #include "k8s/model/codec.hpp"
@@ -33,6 +34,10 @@ struct trainjob_state {
   controller::object_view<k8s::service> services;
   std::shared_ptr<const k8s::custom_object> snapshot;
   std::set<std::string> claims; // the job's PersistentVolumeClaims that exist
+  std::set<std::string> config_maps; // the job's ConfigMaps that exist (the MPI hostfile)
+  // MPI: the SSH Secret was created or met 409 (the controller may create Secrets, not read them).
+  bool ssh_secret_exists = false;
+  std::optional<ssh_key_pair> ssh_keys;
   // Runtimes this job can see, by "<kind>/<name>" (TrainingRuntimes of its namespace only).
   std::map<std::string, std::shared_ptr<const k8s::custom_object>> runtimes;
   std::vector<std::string> deleting; // uids of pods this actor deleted and may still see
@@ -69,8 +74,18 @@ controller::pass_decision run_pass(trainjob_actor* self) {
     world.services.push_back(*s);
   world.create_refused = st.create_refused;
   world.claims.assign(st.claims.begin(), st.claims.end());
+  world.config_maps.assign(st.config_maps.begin(), st.config_maps.end());
+  world.ssh_secret_exists = st.ssh_secret_exists;
+  world.ssh_keys = st.ssh_keys;
   auto result = reconcile(world, st.cfg->opts);
   training::count_job_in(st.counted_in, "TrainJob", phase(result.status));
+  if (result.needs_ssh_keys && !st.ssh_keys) {
+    st.ssh_keys = make_ssh_key_pair();
+    if (!st.ssh_keys)
+      spdlog::error("trainer: {}: cannot make an SSH key pair for the MPI Secret", st.loop.who());
+    else
+      return {{}, st.loop.now()}; // again at once, with the keys
+  }
   if (!result.skipped.empty()) {
     spdlog::debug("trainer: {} skipped: {}", st.loop.who(), result.skipped);
     return {};
@@ -89,9 +104,15 @@ void note_answer(trainjob_actor* self, const controller::step& s, json::value& a
     } else if (c->where.resource == "services") {
       if (auto svc = k8s::from_json<k8s::service>(answer))
         st.services.upsert(std::make_shared<const k8s::service>(std::move(*svc)));
+    } else if (c->where.resource == "secrets") {
+      st.ssh_secret_exists = true;
+      st.ssh_keys.reset(); // not kept longer than needed
     } else if (c->where.resource == "configmaps") {
-      if (auto cm = k8s::from_json<k8s::custom_object>(answer))
+      auto cm = k8s::from_json<k8s::custom_object>(answer);
+      if (cm && cm->metadata.name == snapshot_name(st.job->metadata.name))
         st.snapshot = std::make_shared<const k8s::custom_object>(std::move(*cm));
+      else if (cm)
+        st.config_maps.insert(cm->metadata.name);
     } else if (c->where.resource == "persistentvolumeclaims") {
       if (const auto* meta = answer.find("metadata"))
         st.claims.insert(meta->get_string("name"));
@@ -116,8 +137,11 @@ void note_reread(trainjob_actor* self, const controller::step& s, json::value& n
     if (auto svc = k8s::from_json<k8s::service>(now))
       st.services.take_reread(std::make_shared<const k8s::service>(std::move(*svc)), st.job->metadata.uid);
   } else if (resource == "configmaps") {
-    if (auto cm = k8s::from_json<k8s::custom_object>(now); cm && cm->metadata.name == snapshot_name(st.job->metadata.name))
+    auto cm = k8s::from_json<k8s::custom_object>(now);
+    if (cm && cm->metadata.name == snapshot_name(st.job->metadata.name))
       st.snapshot = std::make_shared<const k8s::custom_object>(std::move(*cm));
+    else if (cm)
+      st.config_maps.insert(cm->metadata.name);
   } else if (resource == "persistentvolumeclaims") {
     if (const auto* meta = now.find("metadata"))
       st.claims.insert(meta->get_string("name")); // already there
@@ -131,6 +155,11 @@ void note_reread(trainjob_actor* self, const controller::step& s, json::value& n
 void note_failure(trainjob_actor* self, const controller::plan_outcome& out) {
   const auto& steps = out.plan.steps;
   const auto* c = out.failed_step < steps.size() ? std::get_if<controller::create_step>(&steps[out.failed_step]) : nullptr;
+  if (c != nullptr && c->where.resource == "secrets" && out.code == 409) {
+    self->state.ssh_secret_exists = true; // made by an earlier run of this controller
+    self->state.ssh_keys.reset();
+    return;
+  }
   if (c == nullptr || c->where.resource != "pods" || out.code < 400 || out.code >= 500 || out.code == 409 ||
       out.code == 429)
     return;
@@ -145,9 +174,14 @@ void on_other(trainjob_actor* self, const controller::owned_event& ev) {
     return;
   const bool gone = ev.type == watch::event_type::deleted;
   if (ev.resource == "configmaps") {
-    if (ev.object->metadata.name != snapshot_name(st.job->metadata.name))
-      return;
-    st.snapshot = gone ? nullptr : ev.object;
+    if (ev.object->metadata.name != snapshot_name(st.job->metadata.name)) {
+      if (gone)
+        st.config_maps.erase(ev.object->metadata.name);
+      else
+        st.config_maps.insert(ev.object->metadata.name);
+    } else {
+      st.snapshot = gone ? nullptr : ev.object;
+    }
   } else if (ev.resource == "persistentvolumeclaims") {
     if (gone)
       st.claims.erase(ev.object->metadata.name);

@@ -1,6 +1,6 @@
 #include "actors/trainer/trainjob_reconcile.hpp"
 
-#include "actors/controller/primary.hpp"
+#include "actors/trainer/trainjob_pass.hpp"
 #include "actors/demystify/demystify.hpp"
 #include "k8s/json/value.hpp"
 
@@ -10,138 +10,7 @@
 namespace kozmo::trainer {
 namespace {
 
-inline const std::string component = "trainjob-controller";
-
-using controller::create_step;
-using controller::delete_step;
-using controller::event_step;
-using controller::guard_step;
-using controller::patch_step;
-
-struct pass {
-  const observed& w;
-  const options& opt;
-  pass_result out;
-  train_status before;
-  std::string ns, name, uid;
-  std::map<std::string, const k8s::pod*> pods; // by name: ours, not being deleted
-  std::map<std::string, int> restarts;         // kozmo.io/restarts
-  bool restarts_changed = false;
-  bool guarded = false;
-
-  client::resource_ref core(const std::string& resource, const std::string& n = {}) const {
-    return {"", "v1", resource, ns, n, ""};
-  }
-  void event(std::string type, std::string reason, std::string message) {
-    controller::event_note note;
-    note.about = controller::reference_to(w.job);
-    note.source = {component, ""};
-    note.type = std::move(type);
-    note.reason = std::move(reason);
-    note.message = std::move(message);
-    out.plan.steps.push_back(event_step{std::move(note)});
-  }
-  void create(const std::string& resource, json::value object) {
-    if (!guarded) { // a job deleted a moment ago must not get new pods: re-read it first
-      out.plan.steps.push_back(guard_step{trainjob_ref(ns, name), uid, false, ""});
-      guarded = true;
-    }
-    out.plan.steps.push_back(create_step{core(resource), std::move(object)});
-  }
-  void remove(const k8s::pod& p) {
-    out.plan.steps.push_back(delete_step{core("pods", p.metadata.name), p.metadata.uid, "Background"});
-    pods.erase(p.metadata.name);
-  }
-  void set(std::string_view type, bool status, std::string reason, std::string message) {
-    set_condition(out.status, type, status, std::move(reason), std::move(message), w.now);
-  }
-  void fail(std::string reason, std::string message) {
-    set(condition::failed, true, reason, message);
-    if (const auto* r = find_condition(out.status, condition::running); r && r->status == "True")
-      set(condition::running, false, reason, message);
-    event("Warning", std::move(reason), std::move(message));
-    stop_active();
-  }
-  void stop_active() {
-    std::vector<const k8s::pod*> active;
-    for (const auto& [_, p] : pods)
-      if (p->status.phase != "Succeeded" && p->status.phase != "Failed")
-        active.push_back(p);
-    for (const auto* p : active)
-      remove(*p);
-  }
-};
-
-bool ours(const k8s::pod& p, const std::string& uid) {
-  const auto* ref = p.metadata.controller_ref();
-  return ref != nullptr && ref->uid == uid && !p.metadata.deletion_timestamp;
-}
-
-bool pod_ready(const k8s::pod& p) {
-  if (p.status.phase != "Running")
-    return false;
-  return std::any_of(p.status.conditions.begin(), p.status.conditions.end(),
-                     [](const auto& c) { return c.type == "Ready" && c.status == "True"; });
-}
-
-std::map<std::string, int> read_restarts(const k8s::object_meta& m) {
-  std::map<std::string, int> out;
-  auto it = m.annotations.find(std::string(restarts_annotation));
-  if (it == m.annotations.end())
-    return out;
-  auto doc = json::parse(it->second);
-  if (!doc || !doc->is_object())
-    return out;
-  for (const auto& [k, v] : doc->as_object())
-    if (v.is_int())
-      out[k] = static_cast<int>(std::clamp<std::int64_t>(v.as_int(), 0, 1 << 20));
-  return out;
-}
-
-// The runtime this pass runs: the snapshot's, else the live one (taking the snapshot).
-std::optional<json::value> runtime_document(pass& p, const train_job& job) {
-  if (p.w.snapshot) {
-    if (const auto* data = p.w.snapshot->document.at_path({"data", "runtime.json"}); data && data->is_string())
-      if (auto doc = json::parse(data->as_string()); doc && doc->is_object())
-        return *doc;
-    p.fail("TrainingRuntimeSnapshotInvalid", "ConfigMap " + snapshot_name(p.name) + " does not hold a runtime: delete it "
-                                             "and the TrainJob");
-    return std::nullopt;
-  }
-  if (job.runtime.api_group != group ||
-      (job.runtime.kind != kind_runtime && job.runtime.kind != kind_cluster_runtime)) {
-    p.fail("TrainingRuntimeNotSupported", "unsupported runtime: " + job.runtime.kind + "." + job.runtime.api_group);
-    return std::nullopt;
-  }
-  if (!p.w.runtime) {
-    auto created = p.w.job.metadata.creation_timestamp.value_or(p.w.now);
-    if (p.w.now < created + p.opt.runtime_grace) {
-      p.out.wake_at = created + p.opt.runtime_grace;
-      return std::nullopt;
-    }
-    p.fail("TrainingRuntimeNotFound", job.runtime.kind + " \"" + job.runtime.name + "\" not found" +
-                                          (job.runtime.kind == kind_runtime ? " in namespace " + p.ns : std::string()) +
-                                          ": create it, or name one of `kubectl get clustertrainingruntimes`");
-    return std::nullopt;
-  }
-  auto doc = snapshot_document(p.w.runtime->document);
-  json::value cm = json::object{
-      {"apiVersion", "v1"},
-      {"kind", "ConfigMap"},
-      {"metadata",
-       json::object{{"name", snapshot_name(p.name)},
-                    {"namespace", p.ns},
-                    {"labels", json::object{{std::string(label::jobset_name), p.name}}},
-                    {"ownerReferences", json::array{json::object{{"apiVersion", std::string(api_version)},
-                                                                 {"kind", std::string(kind_trainjob)},
-                                                                 {"name", p.name},
-                                                                 {"uid", p.uid},
-                                                                 {"controller", true},
-                                                                 {"blockOwnerDeletion", true}}}}}},
-      {"data", json::object{{"runtime.json", json::dump(doc)}}}};
-  p.create("configmaps", std::move(cm));
-  return doc;
-}
+using namespace detail;
 
 struct job_view {
   int succeeded_pods = 0, ready_pods = 0, active_pods = 0;
@@ -329,6 +198,14 @@ pass_result reconcile(const observed& w, const options& opt) {
   if (!stop) {
     if (!have_service)
       p.create("services", set->service);
+    if (set->mpi) {
+      auto hostfile = mpi_hostfile_name(p.name);
+      if (std::find(w.config_maps.begin(), w.config_maps.end(), hostfile) == w.config_maps.end())
+        p.create("configmaps", set->hostfile);
+      if (!w.ssh_secret_exists && w.ssh_keys)
+        p.create("secrets", mpi_secret(*job, *w.ssh_keys));
+      p.out.needs_ssh_keys = !w.ssh_secret_exists && !w.ssh_keys;
+    }
     for (const auto& claim : set->claims)
       if (auto n = claim.at_path({"metadata", "name"})->as_string();
           std::find(w.claims.begin(), w.claims.end(), n) == w.claims.end())
@@ -421,8 +298,10 @@ pass_result reconcile(const observed& w, const options& opt) {
       }
       js.succeeded += v.complete ? 1 : 0;
       js.failed += v.failed ? 1 : 0;
-      js.active += !v.complete && !v.failed && v.active_pods > 0 ? 1 : 0;
-      js.ready += !v.failed && v.ready_pods + v.succeeded_pods >= set->rjobs[r].completions ? 1 : 0;
+      // A Job still running when the set succeeded is stopped (JobSet deletes it): it counts nowhere.
+      const bool running = !v.complete && !v.failed && v.active_pods > 0 && !success;
+      js.active += running ? 1 : 0;
+      js.ready += running && v.ready_pods + v.succeeded_pods >= set->rjobs[r].completions ? 1 : 0;
     }
     if (remembered)
       js.succeeded = std::max(js.succeeded, set->rjobs[r].replicas);

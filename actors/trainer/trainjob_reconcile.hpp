@@ -29,12 +29,15 @@
 //   8. A pod create the API server refused (create_refused) sets Created False (JobsCreationFailed,
 //      the server's words) and a Warning Event; a 422 (the pod can never be valid) fails the job.
 //   9. The status is written only when it changed; its jobsStatus counts Jobs as JobSet does.
+//  11. MPI (mpi.hpp): the hostfile ConfigMap and the SSH Secret are created before the pods; the
+//      Secret's keys come from the caller (observed.ssh_keys), asked for with needs_ssh_keys.
 //  10. The claims of initializers.hpp are created before the pods that mount them; a claim is
 //      never deleted by the pass (its owner reference lets the garbage collector do it).
 #pragma once
 
 #include "actors/controller/plan.hpp"
 #include "actors/trainer/jobset.hpp"
+#include "actors/trainer/mpi.hpp"
 #include "actors/trainer/trainjob_status.hpp"
 #include "k8s/model/custom_object.hpp"
 #include "k8s/model/pod.hpp"
@@ -56,6 +59,9 @@ struct observed {
   std::vector<k8s::pod> pods;                    // the job's pods (not those it deleted)
   std::vector<k8s::service> services;
   std::vector<std::string> claims;               // names of the job's PersistentVolumeClaims
+  std::vector<std::string> config_maps;          // names of the job's ConfigMaps (the MPI hostfile)
+  bool ssh_secret_exists = false;                // <job>-mpi-ssh-auth (created, or a create met 409)
+  std::optional<ssh_key_pair> ssh_keys;          // made by the caller when a pass asked for them
   time_point now;
   struct create_refusal {
     std::string object; // "pod job-node-0-1"
@@ -69,6 +75,7 @@ struct pass_result {
   controller::plan plan;                  // writes in order; the status patch is the last step
   std::optional<time_point> wake_at;
   std::string skipped;                    // rule 1's reason, for logs
+  bool needs_ssh_keys = false;            // MPI: make a key pair and run the pass again (rule 11)
   train_status status;                    // as the pass leaves it
 };
 

@@ -72,6 +72,9 @@ struct world {
   std::map<std::string, json::value> pods;
   std::vector<std::string> services;
   std::map<std::string, json::value> claims;
+  std::map<std::string, json::value> config_maps; // other than the snapshot
+  std::optional<json::value> secret;
+  std::optional<trainer::ssh_key_pair> keys;
   std::vector<std::string> events; // "Reason: message"
   trainer::options opt;
   k8s::time_point now = t0() + 10s;
@@ -105,6 +108,10 @@ struct world {
     }
     for (const auto& [n, _] : claims)
       w.claims.push_back(n);
+    for (const auto& [n, _] : config_maps)
+      w.config_maps.push_back(n);
+    w.ssh_secret_exists = secret.has_value();
+    w.ssh_keys = keys;
     w.now = now;
     w.create_refused = refused;
     last = trainer::reconcile(w, opt);
@@ -123,8 +130,12 @@ struct world {
           pods[name] = obj;
         } else if (c->where.resource == "services") {
           services.push_back(name);
-        } else if (c->where.resource == "configmaps") {
+        } else if (c->where.resource == "configmaps" && name.find("-runtime-snapshot") != std::string::npos) {
           snapshot = obj;
+        } else if (c->where.resource == "configmaps") {
+          config_maps[name] = obj;
+        } else if (c->where.resource == "secrets") {
+          secret = obj;
         } else if (c->where.resource == "persistentvolumeclaims") {
           claims[name] = obj;
         }
