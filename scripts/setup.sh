@@ -13,7 +13,8 @@ packages=(meson ninja-build pkg-config g++ libcaf-dev libboost-dev libboost-syst
   jq tmux python3-yaml # tests/e2e/status_e2e.sh: -o json through jq, --watch under tmux, -o yaml read back
   chromium chromium-driver python3-selenium # tests/e2e/cellmap_browser.py: the page in a real browser
   python3-kubernetes # the e2e suite's python-client test (Debian's python3, /usr/bin/python3)
-  openmpi-bin) # mpirun for the process-runtime test's MPIJob
+  openmpi-bin # mpirun for the process-runtime test's MPIJob
+  openssh-client) # ssh-keygen reads the MPI TrainJob's SSH Secret (tests/e2e/trainer_e2e.sh)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

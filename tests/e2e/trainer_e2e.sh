@@ -13,12 +13,6 @@ REPO=${2:-$(cd "$HERE/../.." && pwd)}
 EX=$REPO/examples
 e2e_init kozmo-trainer-e2e 80
 
-# known_bug NAME BUG CMD...: a check the controller does not pass yet (BUG says what is wrong).
-# It prints ok once CMD succeeds, else a TODO line that does not fail the run.
-known_bug() {
-  local name=$1 bug=$2; shift 2
-  if "$@" >/dev/null 2>&1; then ok "$name"; else echo "TODO - $name (known controller bug: $bug)"; fi
-}
 
 e2e_start_local "$WORK/kubeconfig" "$WORK/kozmo.log" --nodes 4 --gpus-per-node 8
 within 15 "the server answers kubectl" 'Server Version' k version
@@ -261,17 +255,27 @@ for f in "$EX"/trainjob-*.yaml; do
   expect "kubectl get trainjob shows $name Complete" "$name +.*Complete" k get trainjob "$name"
 done
 expect "the Complete condition is the peer's" '^True/AllJobsCompleted/jobset completed successfully$' cond trainjob-hello Complete
-known_bug "trainjob-hello's jobsStatus ends {node, ready 0, succeeded 1, failed 0, active 0, suspended 0}" \
-  "a finished Job is still counted ready" grep -qx 'node,0,1,0,0,0 ' <<<"$(jobs_status trainjob-hello)"
-expect "trainjob-hello's node Job succeeded" '^node,[01],1,0,0,0 $' jobs_status trainjob-hello
-expect "trainjob-deepspeed's launcher succeeded" 'launcher,[01],1,0,0,0' jobs_status trainjob-deepspeed
-known_bug "trainjob-deepspeed runs 1 launcher pod (runLauncherAsNode: numNodes-1 node pods)" \
-  "the launcher gets numNodes pods and node keeps the runtime's 1" \
-  test "$(k get pods -l jobset.sigs.k8s.io/jobset-name=trainjob-deepspeed,jobset.sigs.k8s.io/replicatedjob-name=launcher -o name | grep -c .)" = 1
-known_bug "trainjob-deepspeed's jobsStatus ends {launcher 0,1,0,0,0} {node 0,0,0,0,0}" \
-  "ready counts finished Jobs; the stopped node Job stays active" test "$(jobs_status trainjob-deepspeed)" = "launcher,0,1,0,0,0 node,0,0,0,0,0 "
-known_bug "trainjob-deepspeed gets its hostfile ConfigMap" "no <job>-mpi-hostfile ConfigMap or <job>-mpi-ssh-auth Secret is written" \
-  k get configmap trainjob-deepspeed-mpi-hostfile
+expect "trainjob-hello's jobsStatus ends as the peer's: {node, ready 0, succeeded 1}" '^node,0,1,0,0,0 $' \
+  jobs_status trainjob-hello
+expect "trainjob-deepspeed runs 1 launcher pod (runLauncherAsNode: numNodes-1 node pods)" '^1 1$' \
+  sh -c "echo \$(kubectl get pods -l jobset.sigs.k8s.io/jobset-name=trainjob-deepspeed,jobset.sigs.k8s.io/replicatedjob-name=launcher -o name | grep -c .) \$(kubectl get pods -l jobset.sigs.k8s.io/jobset-name=trainjob-deepspeed,jobset.sigs.k8s.io/replicatedjob-name=node -o name | grep -c .)"
+expect "trainjob-deepspeed's jobsStatus: the launcher succeeded, the node Job counts nowhere or succeeded" \
+  '^launcher,0,1,0,0,0 node,0,[01],0,0,0 $' jobs_status trainjob-deepspeed
+expect "trainjob-deepspeed's hostfile lists the launcher and the node" \
+  '^trainjob-deepspeed-launcher-0-0.trainjob-deepspeed slots=[0-9]+ trainjob-deepspeed-node-0-0.trainjob-deepspeed slots=[0-9]+$' \
+  sh -c "echo \$(kubectl get configmap trainjob-deepspeed-mpi-hostfile -o 'jsonpath={.data.hostfile}')"
+ssh_pair_matches() { # the Secret's private key derives its public key (ssh-keygen reads it as users' ssh does)
+  local dir
+  dir=$(mktemp -d)
+  k get secret "$1" -o 'jsonpath={.data.ssh-privatekey}' | base64 -d >"$dir/key" && chmod 600 "$dir/key" &&
+    test "$(ssh-keygen -y -f "$dir/key" | cut -d' ' -f1,2)" = \
+      "$(k get secret "$1" -o 'jsonpath={.data.ssh-publickey}' | base64 -d | cut -d' ' -f1,2)"
+  local rc=$?
+  rm -rf "$dir"
+  return $rc
+}
+if ssh_pair_matches trainjob-deepspeed-mpi-ssh-auth; then ok "trainjob-deepspeed's SSH Secret holds a matching ECDSA key pair"
+else bad "trainjob-deepspeed's SSH Secret holds a matching ECDSA key pair"; fi
 expect "trainjob-runtime-patches' pods carry the patch: labels, annotation, account, nodeSelector, toleration" \
   '^ml-platform research ml-platform default \{"kozmo.io/simulated":"true"\} example.com/training-only patches-demo$' \
   k get pod trainjob-runtime-patches-node-0-1 -o 'jsonpath={.metadata.labels.team} {.metadata.labels.cost-center} {.metadata.annotations.example\.com/owner} {.spec.serviceAccountName} {.spec.nodeSelector} {.spec.tolerations[0].key} {.spec.containers[0].env[?(@.name=="EXPERIMENT")].value}'
