@@ -66,15 +66,23 @@ bool set_condition(train_status& s, std::string_view type, bool status, std::str
   auto it = std::find_if(s.conditions.begin(), s.conditions.end(), [&](const auto& c) { return c.type == type; });
   if (it == s.conditions.end()) {
     s.conditions.push_back({std::string(type), st, std::move(reason), std::move(message), now});
-    return true;
+  } else {
+    if (it->status == st && it->reason == reason && it->message == message)
+      return false;
+    const bool now_holds = it->status != st && status;
+    if (it->status != st)
+      it->last_transition_time = now;
+    it->status = st;
+    it->reason = std::move(reason);
+    it->message = std::move(message);
+    if (now_holds) { // the newest that holds goes last
+      auto c = std::move(*it);
+      s.conditions.erase(it);
+      s.conditions.push_back(std::move(c));
+    }
   }
-  if (it->status == st && it->reason == reason && it->message == message)
-    return false;
-  if (it->status != st)
-    it->last_transition_time = now;
-  it->status = st;
-  it->reason = std::move(reason);
-  it->message = std::move(message);
+  // False conditions first: the last one, `kubectl get`'s STATE, is always one that holds.
+  std::stable_partition(s.conditions.begin(), s.conditions.end(), [](const auto& c) { return c.status != "True"; });
   return true;
 }
 

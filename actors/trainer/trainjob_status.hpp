@@ -3,7 +3,9 @@
 // Condition rules:
 //   1. A condition is set in place: the same status and reason again changes nothing; the
 //      lastTransitionTime moves only when the status changes; a new type goes to the end of the
-//      list, so `kubectl get trainjob`'s STATE (the last condition's type) shows the newest.
+//      list, and False conditions move before the True ones, so `kubectl get trainjob`'s STATE
+//      (the last condition's type) is the newest condition that holds: Created while pods wait,
+//      Running, then Complete or Failed (never "Running" for a job whose Running is False).
 //   2. Complete or Failed True is final: nothing is created for the job any more (the peer's
 //      re-creation loop after pods are cleaned up cannot happen).
 //   3. Kozmo adds `Created` and `Running` beside the peer's Suspended, Complete and Failed:

@@ -208,3 +208,20 @@ TEST_CASE("a pod the API server refuses as invalid fails the job with the server
   CHECK(w.message("Failed").find("Required value") != std::string::npos);
   CHECK(w.has_event("FailedCreatePod"));
 }
+
+TEST_CASE("kubectl's STATE, the last condition, is always one that holds") {
+  world w(trainjob("  trainer: {numNodes: 2}\n"));
+  w.step();
+  w.step();
+  REQUIRE(w.condition("Running") == "False/Pending");
+  CHECK(w.status().conditions.back().type == "Created");
+  w.all("Running");
+  w.step();
+  CHECK(w.status().conditions.back().type == "Running");
+  w.job["spec"]["suspend"] = true;
+  w.step();
+  CHECK(w.status().conditions.back().type == "Suspended");
+  w.job["spec"]["suspend"] = false;
+  w.step();
+  CHECK(w.status().conditions.back().type == "Created"); // resumed, pods not running yet
+}
