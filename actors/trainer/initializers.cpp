@@ -61,7 +61,8 @@ expected<bool> check_initializers(const train_job& job, const runtime_spec& rt) 
   for (auto [init, name] : {std::pair{&job.dataset, step::dataset}, std::pair{&job.model, step::model}}) {
     if (!init->has_value())
       continue;
-    bool has = std::any_of(rt.jobs.begin(), rt.jobs.end(), [&](const auto& j) { return j.name == name; });
+    const std::string_view wanted = name; // (clang 14 cannot capture a structured binding)
+    bool has = std::any_of(rt.jobs.begin(), rt.jobs.end(), [&](const auto& j) { return j.name == wanted; });
     if (!has)
       return error::invalid("runtime " + rt.name + " must have a " + std::string(name) +
                             " job when the TrainJob is configured with spec.initializer." +
@@ -114,7 +115,8 @@ void attach_claims(json::value& pod_spec, const claim_plan& claims, const std::s
     return;
   if (claims.automatic) {
     for (auto& c : containers.as_array()) {
-      if (c.get_string("name") != main || mounts(c, automatic_claim) || mounts_at(c, workspace))
+      if (main.empty() || !c.is_object() || c.get_string("name") != main || mounts(c, automatic_claim) ||
+          mounts_at(c, workspace))
         continue;
       json::value& list = c["volumeMounts"];
       if (!list.is_array())

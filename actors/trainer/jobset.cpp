@@ -96,14 +96,20 @@ expected<bool> check_patch_names(const train_job& job, const runtime_spec& rt) {
   return true;
 }
 
+// The container named `name`, else the first; only objects count (a template may hold anything).
 json::value* main_container(json::value& pod_spec, std::string_view name) {
   json::value& list = pod_spec["containers"];
-  if (!list.is_array() || list.as_array().empty())
+  if (!list.is_array())
     return nullptr;
-  for (auto& c : list.as_array())
+  json::value* first = nullptr;
+  for (auto& c : list.as_array()) {
+    if (!c.is_object())
+      continue;
     if (c.get_string("name") == name)
       return &c;
-  return &list.as_array().front();
+    first = first ? first : &c;
+  }
+  return first;
 }
 
 void merge_env(json::value& container, const json::value& env) {
@@ -369,12 +375,16 @@ expected<jobset> realise(const train_job& job, const runtime_spec& rt, const opt
         gpus = std::max(gpus, slot.gpus);
     auto slots = mpi_slots(job, rt, gpus);
     out.hostfile = mpi_hostfile(job, out, slots);
-    for (auto& slot : out.pods) // the launcher was built before the nodes' GPUs were known
-      for (auto& c : slot.pod["spec"]["containers"].as_array())
-        if (auto* env = c.find("env"); env && env->is_array())
+    for (auto& slot : out.pods) { // the launcher was built before the nodes' GPUs were known
+      json::value& containers = slot.pod["spec"]["containers"];
+      if (!containers.is_array())
+        continue;
+      for (auto& c : containers.as_array())
+        if (auto* env = c.is_object() ? c.find("env") : nullptr; env && env->is_array())
           for (auto& e : env->as_array())
-            if (e.get_string("name") == "OMPI_MCA_orte_set_default_slots")
+            if (e.is_object() && e.get_string("name") == "OMPI_MCA_orte_set_default_slots")
               e["value"] = slots;
+    }
   }
   for (std::size_t p = 0; p < out.pods.size(); ++p) {
     auto& slot = out.pods[p];
