@@ -273,14 +273,22 @@ pass_result reconcile(const observed& w, const options& opt) {
       if (it != p.pods.end() && (it->second->status.phase == "Running" || it->second->status.phase == "Succeeded")) {
         ++running;
       } else if (why.empty() && it != p.pods.end()) {
-        auto v = demystify::pending(*it->second, {}, w.now);
-        why = "pod " + slot.name + ": " + (v.message.empty() ? "Pending" : v.message);
+        // Only a wait worth explaining names its pod (unschedulable, stuck pulling, a missing
+        // Secret): the steps of a normal start would rewrite the status at each one.
+        const auto& pod = *it->second;
+        auto v = demystify::pending(pod, {}, w.now);
+        bool unschedulable = std::any_of(pod.status.conditions.begin(), pod.status.conditions.end(), [](const auto& c) {
+          return c.type == "PodScheduled" && c.status == "False";
+        });
+        if (v.is_failure() || unschedulable)
+          why = "pod " + slot.name + ": " + (v.message.empty() ? "Pending" : v.message);
       }
     }
+    if (why.empty() && running < trainer_pods)
+      why = "the trainer's pods are starting";
     if (!has_true(p.out.status, condition::failed)) {
       if (trainer_pods > 0 && running == trainer_pods)
-        p.set(condition::running, true, "Running",
-              std::to_string(running) + " of " + std::to_string(trainer_pods) + " trainer pods are running");
+        p.set(condition::running, true, "Running", "every trainer pod is running");
       else if (!why.empty())
         p.set(condition::running, false, "Pending", why);
     }

@@ -22,7 +22,13 @@ TEST_CASE("Running says why the nodes wait, then that they run; Complete ends it
   w.step();
   w.step();
   CHECK(w.condition("Running") == "False/Pending");
-  CHECK(w.message("Running").find("mnist-node-0-0") != std::string::npos);
+  CHECK(w.message("Running") == "the trainer's pods are starting"); // a normal start: one write
+  w.pods["mnist-node-0-0"]["status"] = yaml(
+      "phase: Pending\nconditions: [{type: PodScheduled, status: 'False', reason: Unschedulable,"
+      " message: '0/4 nodes are available: 4 Insufficient nvidia.com/gpu.'}]");
+  w.step();
+  CHECK(w.message("Running").find("pod mnist-node-0-0: ") == 0);
+  CHECK(w.message("Running").find("Insufficient nvidia.com/gpu") != std::string::npos);
   w.all("Running");
   w.step();
   CHECK(w.condition("Running") == "True/Running");
