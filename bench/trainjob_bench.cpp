@@ -20,8 +20,11 @@
 // their own, as a user's kubectl would.
 //
 // Besides the pods, the bench watches the jobs and prints when every job has its Running
-// condition True (both kinds set it once all their pods run); the ratio is the pods' figure.
+// condition True (both kinds set it once all their pods run); the ratio is the pods' figure. Each
+// kind's figures come with the CPU seconds the process spent and the API requests it made until
+// every job ran. KOZMO_BENCH_ONLY=trainjobs (or pytorchjobs) runs one kind alone, for a profiler.
 #include "bench/bench_support.hpp"
+#include "bench/process_figures.hpp"
 #include "actors/watch/object_traits.hpp"
 #include "actors/watch/watch_actor.hpp"
 #include "messages/watch_messages.hpp"
@@ -162,13 +165,14 @@ std::string pytorchjob_json(const std::string& name, bool gpu) {
 
 struct kind_setup {
   const char* label;   // "TrainJobs"
+  const char* controller; // its label in controller_runtime_reconcile_total
   client::resource_ref where;
   std::string (*body)(const std::string&, bool);
 };
 
-const kind_setup trainjobs{"TrainJobs x 2 nodes", {"trainer.kubeflow.org", "v1alpha1", "trainjobs", "default", "", ""},
+const kind_setup trainjobs{"TrainJobs x 2 nodes", "controller=\"trainjob\"", {"trainer.kubeflow.org", "v1alpha1", "trainjobs", "default", "", ""},
                            trainjob_json};
-const kind_setup pytorchjobs{"PyTorchJobs x 2 pods (Master 1 + Worker 1)",
+const kind_setup pytorchjobs{"PyTorchJobs x 2 pods (Master 1 + Worker 1)", "controller=\"pytorchjob\"",
                              {"kubeflow.org", "v1", "pytorchjobs", "default", "", ""}, pytorchjob_json};
 
 struct phase_figures {
@@ -195,6 +199,10 @@ phase_figures run_phase(engine& e, client::client& user, const kind_setup& kind,
   using clock = std::chrono::steady_clock;
   const std::uint64_t want_pods = static_cast<std::uint64_t>(jobs) * 2;
   const std::uint64_t want_jobs = static_cast<std::uint64_t>(jobs);
+  const auto requests_before = bench::requests_so_far();
+  const double cpu_before = bench::cpu_seconds();
+  const double passes_before = bench::metric_sum("controller_runtime_reconcile_total", kind.controller);
+  bench::perf_control("enable");
   const auto start = clock::now();
   const std::size_t failed = bench::create_all(user, kind.where, bodies);
   auto since = [&](clock::time_point t) { return std::chrono::duration<double>(t - start).count(); };
@@ -202,6 +210,8 @@ phase_figures run_phase(engine& e, client::client& user, const kind_setup& kind,
   f.created = since(clock::now());
   progress p;
   auto last_progress = clock::now();
+  const bool timeline = std::getenv("KOZMO_BENCH_TIMELINE") != nullptr;
+  double next_line = 0;
   // Until every job runs, or nothing moved for 15 s, or 300 s.
   while (f.jobs_running < 0 && clock::now() < start + 300s && clock::now() - last_progress < 15s) {
     std::this_thread::sleep_for(20ms);
@@ -219,12 +229,31 @@ phase_figures run_phase(engine& e, client::client& user, const kind_setup& kind,
       f.running = t;
     if (f.jobs_running < 0 && p.jobs_running >= want_jobs)
       f.jobs_running = t;
+    if (timeline && t >= next_line) {
+      std::printf("    %5.2f s: pods created %llu, bound %llu, Running %llu; jobs Running %llu\n", t,
+                  static_cast<unsigned long long>(p.pods_seen), static_cast<unsigned long long>(p.pods_bound),
+                  static_cast<unsigned long long>(p.pods_running), static_cast<unsigned long long>(p.jobs_running));
+      next_line = t + 0.25;
+    }
   }
+  bench::perf_control("disable");
+  double requests = 0;
+  const std::string per_job = bench::requests_per_job(requests_before, bench::requests_so_far(), jobs, requests);
+  const double cpu = bench::cpu_seconds() - cpu_before;
+  const double passes = bench::metric_sum("controller_runtime_reconcile_total", kind.controller) - passes_before;
   std::printf("  %d %s: creates answered %.2f s (%zu failed); all pods created %.2f s, bound %.2f s, "
               "Running %.2f s (%llu/%llu); every job's Running condition %.2f s (%llu/%llu)\n",
               jobs, kind.label, f.created, failed, f.all_pods, f.bound, f.running,
               static_cast<unsigned long long>(p.pods_running), static_cast<unsigned long long>(want_pods), f.jobs_running,
               static_cast<unsigned long long>(p.jobs_running), static_cast<unsigned long long>(want_jobs));
+  std::printf("    until then: %.1f CPU s, %.0f API requests (per job: %s); %.1f controller passes per job\n", cpu,
+              requests, per_job.c_str(), passes / jobs);
+  if (auto pods = user.list({"", "v1", "pods", "default", "", ""}, {"", "", 1, "", ""}); pods && pods->find("items")) {
+    const auto& items = pods->find("items")->as_array();
+    for (const auto& pod : items)
+      if (const auto* name = pod.at_path({"metadata", "name"}); name && name->as_string().starts_with(prefix))
+        std::printf("    a pod (%s) is %zu bytes of JSON\n", name->as_string().c_str(), json::dump(pod).size());
+  }
   std::fflush(stdout);
 
   // Teardown: background propagation, as kubectl delete does; the garbage collector removes the pods.
@@ -300,6 +329,14 @@ int main(int argc, char** argv) {
   if (gpu && nodes * 4 < jobs)
     return usage("gpu: each job takes 4 GPUs, so NODES (of 8 GPUs) must be at least JOBS / 2");
 
+  // KOZMO_BENCH_ONLY=trainjobs (or =pytorchjobs) runs one kind alone, e.g. under perf.
+  std::optional<std::string> only;
+  if (const char* env = std::getenv("KOZMO_BENCH_ONLY")) {
+    only = env;
+    if (*only != "trainjobs" && *only != "pytorchjobs")
+      return usage("KOZMO_BENCH_ONLY must be trainjobs or pytorchjobs");
+  }
+
   engine_options o = bench::local_cluster(nodes, false);
   o.parts.training = true;
   o.api.event_ttl_seconds = 5; // Events of past phases expire rather than pile up across repetitions
@@ -331,9 +368,16 @@ int main(int argc, char** argv) {
   std::vector<double> ratios, condition_ratios, tj_times, pj_times;
   for (int r = 1; r <= reps; ++r) {
     const bool trainjobs_first = r % 2 == 1;
-    std::printf("repetition %d (%s first):\n", r, trainjobs_first ? "TrainJobs" : "PyTorchJobs");
+    std::printf("repetition %d (%s):\n", r,
+                only ? (*only == "trainjobs" ? "TrainJobs alone" : "PyTorchJobs alone")
+                     : (trainjobs_first ? "TrainJobs first" : "PyTorchJobs first"));
     const std::string tj_prefix = "tj" + std::to_string(r) + "-", pj_prefix = "pj" + std::to_string(r) + "-";
     phase_figures tj, pj;
+    if (only) { // profiling one kind: no ratio
+      run_phase(e, *user, *only == "trainjobs" ? trainjobs : pytorchjobs, *only == "trainjobs" ? tj_prefix : pj_prefix,
+                jobs, gpu);
+      continue;
+    }
     if (trainjobs_first) {
       tj = run_phase(e, *user, trainjobs, tj_prefix, jobs, gpu);
       pj = run_phase(e, *user, pytorchjobs, pj_prefix, jobs, gpu);
@@ -352,6 +396,10 @@ int main(int argc, char** argv) {
       condition_ratios.push_back(pj.jobs_running / tj.jobs_running);
     std::printf("  all pods Running: PyTorchJobs %.2f s / TrainJobs %.2f s = ratio %.2f\n", pj.running, tj.running,
                 ratios.back());
+  }
+  if (only) {
+    e.stop();
+    return 0;
   }
   std::printf("summary over %zu repetitions: all 2N pods Running, TrainJobs median %.2f s, PyTorchJobs median %.2f s;"
               " ratio PyTorchJob / TrainJob median %.2f (min %.2f, max %.2f; target >= 0.9); by the jobs' Running"
