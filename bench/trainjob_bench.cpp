@@ -315,6 +315,8 @@ int main(int argc, char** argv) {
   const char* names[] = {"JOBS", "REPS", "NODES"};
   int* slots[] = {&jobs, &reps, &nodes};
   const int maxima[] = {20000, 50, 20000};
+  if (argc > 5)
+    return usage("at most 4 arguments");
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (i == 4 || a == "cpu" || a == "gpu") {
