@@ -62,9 +62,14 @@ void request_pass(binder_actor* self) {
   self->send(self, pass_atom::value);
 }
 
-// A newer copy of an object, from a watch event or a write's answer.
+// A newer copy of an object, from a watch event or a write's answer. A write's answer may be no
+// claim, volume or class at all (a DELETE's Status, an Event): kept, it became a nameless
+// "volume" whose status patch failed, and the pass after the failure tried again, without end.
 void take(binder_actor* self, object_ptr o) {
   auto& st = self->state;
+  if (o->metadata.name.empty() || (!o->kind.empty() && o->kind != "PersistentVolumeClaim" &&
+                                   o->kind != "PersistentVolume" && o->kind != "StorageClass"))
+    return;
   auto& into = collection_of(st, *o);
   auto key = o->metadata.namespace_.empty() ? o->metadata.name : claim_key(o->metadata);
   auto it = into.find(key);
