@@ -10,6 +10,7 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <system_error>
@@ -21,6 +22,12 @@ using object_ptr = std::shared_ptr<const k8s::custom_object>;
 using controller::plan;
 using controller::plan_outcome;
 using pass_atom = caf::atom_constant<caf::atom("vbpass")>;
+
+// A claim is provisioned for only this long after the binder first found no volume for it: a
+// volume made by hand just before it (one kubectl apply, volume first) may reach the binder's
+// other watch a moment later, and should win, as it does under kube-controller-manager, whose
+// provisioners are slower still.
+constexpr auto provision_grace = std::chrono::milliseconds(500);
 
 const client::resource_ref claims_ref{"", "v1", "persistentvolumeclaims", "", "", ""};
 const client::resource_ref volumes_ref{"", "v1", "persistentvolumes", "", "", ""};
@@ -35,6 +42,8 @@ struct binder_state {
   std::map<std::string, object_ptr> classes; // StorageClasses, by name
   std::string volumes_dir;                   // where provisioned volumes' directories go
   std::map<std::string, std::string> told;   // claim key → the wait it was told about
+  // claim key → when this binder first saw it wanting a provisioned volume (see provision_grace)
+  std::map<std::string, std::chrono::steady_clock::time_point> wants_volume;
   int plans_out = 0;
   bool queued = false;
 };
@@ -178,7 +187,14 @@ void run_pass(binder_actor* self) {
     prov.classes.push_back(class_from(sc->document));
   auto r = plan_pass(claims, volumes, prov);
 
+  const auto now = std::chrono::steady_clock::now();
+  bool wait_more = false;
   for (auto& made : r.provisions) {
+    auto [seen, fresh] = st.wants_volume.try_emplace(made.claim_key, now);
+    if (now - seen->second < provision_grace) {
+      wait_more = true;
+      continue;
+    }
     // The directory first: a volume is never there before its directory (0777 like the
     // local-path provisioner's: the pods' processes may run as another user).
     std::error_code ec;
@@ -210,8 +226,11 @@ void run_pass(binder_actor* self) {
     p.steps.push_back(controller::event_step{{about(c, "PersistentVolumeClaim"), source, "Normal", "Bound",
                                               "bound to volume " + v.metadata.name}});
     st.told.erase(b.claim_key);
+    st.wants_volume.erase(b.claim_key);
     send_plan(self, std::move(p));
   }
+  if (wait_more)
+    self->delayed_send(self, provision_grace, pass_atom::value);
   plan phases;
   for (const auto& ch : r.volume_phases) {
     json::value body = json::object{};
@@ -263,6 +282,7 @@ void on_event(binder_actor* self, const object_event<k8s::custom_object>& ev) {
     } else {
       st.claims.erase(claim_key(m));
       st.told.erase(claim_key(m));
+      st.wants_volume.erase(claim_key(m));
     }
   } else {
     take(self, ev.object);
