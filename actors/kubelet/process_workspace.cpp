@@ -52,10 +52,11 @@ status ensure_host_directory(const std::string& dir) {
   std::error_code ec;
   if (fs::is_directory(dir, ec))
     return ok;
+  // With kozmo's umask (0755 as a rule), as DirectoryOrCreate: never world-writable, since a
+  // pod names the path (a provisioned claim's directory is made 0777 by the provisioner).
   fs::create_directories(dir, ec);
   if (ec)
     return error::internal("MountVolume.SetUp failed: cannot create " + dir + ": " + ec.message());
-  fs::permissions(dir, fs::perms::all, ec); // pods' processes may run as another user
   return ok;
 }
 

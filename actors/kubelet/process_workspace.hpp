@@ -27,8 +27,8 @@ std::string volume_dir(const std::string& work_dir, const std::string& uid, cons
 status write_volumes(const std::string& work_dir, const std::string& uid,
                      const std::vector<std::pair<std::string, std::vector<volume_file>>>& volumes);
 
-// A claim's or hostPath volume's directory, made (mode 0777) when missing, as hostPath's
-// DirectoryOrCreate does.
+// A claim's or hostPath volume's directory, made when missing (kozmo's umask, not
+// world-writable), as hostPath's DirectoryOrCreate does.
 status ensure_host_directory(const std::string& dir);
 
 // Removes the pod's volumes, termination messages and logs (the pod object is gone).
