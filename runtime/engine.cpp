@@ -118,8 +118,12 @@ status engine::impl::spawn_actors() {
   start_watches();
   if (opts.parts.binder)
     actors.push_back(binder::spawn_binder(*sys, cli, pods_watch, nodes_watch, recorder));
-  if (opts.parts.volume_binder)
-    actors.push_back(volumes::spawn_volume_binder(*sys, cli, recorder));
+  if (opts.parts.volume_binder) {
+    if (server)
+      if (auto st = install_default_storage_class(*server); !st)
+        return st;
+    actors.push_back(volumes::spawn_volume_binder(*sys, cli, recorder, work_dir.empty() ? std::string() : work_dir + "/volumes"));
+  }
   if (opts.parts.quota)
     actors.push_back(quota::spawn_quota_controller(*sys, cli, pods_watch));
   if (run_scheduler()) {

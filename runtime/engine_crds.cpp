@@ -1,5 +1,5 @@
-// Kozmo's CRDs on the embedded server, before the training and task controllers start, and the
-// built-in ClusterTrainingRuntimes after them.
+// Kozmo's CRDs on the embedded server, before the training and task controllers start, the
+// built-in ClusterTrainingRuntimes after them, and `kozmo local`'s default StorageClass.
 #include "runtime/engine_impl.hpp"
 
 #include "actors/training/job_model.hpp"
@@ -57,6 +57,26 @@ status install_training_runtimes(apiserver::server& srv) {
           return st;
   }
   return ok;
+}
+
+// kind's and minikube's `standard` class, served by the volume binder's local-path provisioner.
+status install_default_storage_class(apiserver::server& srv) {
+  const std::string path = "/apis/storage.k8s.io/v1/storageclasses";
+  auto existing = srv.handle({"GET", path + "/standard", {}, ""});
+  if (existing.status == 200)
+    return ok; // a user's edit, or their own class of that name, stays
+  if (existing.status != 404)
+    return error::internal("storage class standard: HTTP " + std::to_string(existing.status));
+  json::value sc = json::object{{"apiVersion", "storage.k8s.io/v1"}, {"kind", "StorageClass"}};
+  sc["metadata"]["name"] = "standard";
+  sc["metadata"]["annotations"]["storageclass.kubernetes.io/is-default-class"] = "true";
+  sc["provisioner"] = "kozmo.io/local-path";
+  sc["reclaimPolicy"] = "Delete";
+  sc["volumeBindingMode"] = "Immediate";
+  auto created = srv.handle({"POST", path + "?fieldManager=kozmo", {{"Content-Type", "application/json"}}, json::dump(sc)});
+  if (created.status == 201 || created.status == 409)
+    return ok;
+  return error::internal("storage class standard: HTTP " + std::to_string(created.status) + ": " + created.body);
 }
 
 // Kozmo's CRDs embedded in the binary, applied to the embedded server (create or update), one

@@ -43,6 +43,9 @@ status install_crds(apiserver::server& srv, const engine_options& opts);
 // The built-in ClusterTrainingRuntimes (deploy/runtimes, embedded), each created only when none
 // of its name exists (runtime/engine_crds.cpp). After install_crds.
 status install_training_runtimes(apiserver::server& srv);
+// The StorageClass `standard` (default, provisioner kozmo.io/local-path) unless one of that name
+// exists (runtime/engine_crds.cpp). With the volume binder on the embedded server.
+status install_default_storage_class(apiserver::server& srv);
 
 struct engine::impl {
   engine_options opts;

@@ -532,6 +532,7 @@ caf::behavior kubelet(kubelet_actor* self, std::shared_ptr<client::client> cli, 
                            std::move(name), std::move(reason), std::move(message));
       },
       [self](proc_ready_atom, const std::string& uid) { on_process_ready(self, uid); },
+      [self](remount_atom, const std::string& uid, std::uint64_t generation) { on_remount(self, uid, generation); },
       [self](const process_report& r) { on_process_report(self, r); },
       [self](grace_atom, const std::string& uid, std::uint64_t generation) { on_grace_over(self, uid, generation); },
       [self](secrets_atom, const object_event<k8s::pod>& ev, const std::string& missing) {

@@ -28,6 +28,7 @@ namespace kozmo::kubelet {
 using proc_ready_atom = caf::atom_constant<caf::atom("procready")>;
 using grace_atom = caf::atom_constant<caf::atom("grace")>;
 using refused_atom = caf::atom_constant<caf::atom("refused")>;
+using remount_atom = caf::atom_constant<caf::atom("remount")>;
 
 // What the runner saw, posted by its thread to the actor.
 KOZMO_LOCAL_MESSAGE(process_report)
@@ -50,6 +51,8 @@ struct tracked_pod {
   std::unique_ptr<process_pod> proc;   // process runtime; null until admitted
   std::shared_ptr<process_admission> admission; // process runtime, while being admitted
   std::uint64_t timer_generation = 0; // a timer carrying an older generation is stale
+  std::string mount_error; // process runtime: why its volumes could not be mounted (tried again)
+  int mount_attempts = 0;
   bool stopping = false;
   // One status write in flight per pod: two concurrent merge patches may travel on different
   // connections and land out of order, leaving an older status (ContainerCreating) on top.
@@ -110,6 +113,8 @@ expected<bool> runs_as_processes(const k8s::pod& pod, const std::string& node_ru
 // Accepts the pod: reads it and what it references, then starts it (proc_ready_atom).
 void admit_process_pod(kubelet_actor* self, const k8s::pod& pod);
 void on_process_ready(kubelet_actor* self, const std::string& uid);
+// A pod whose volumes could not be mounted is admitted again (remount_atom).
+void on_remount(kubelet_actor* self, const std::string& uid, std::uint64_t generation);
 void on_process_report(kubelet_actor* self, const process_report& r);
 // Deletion with this grace period: SIGTERM now, SIGKILL when it has passed.
 void stop_process_pod(kubelet_actor* self, const std::string& uid, tracked_pod& p, duration grace);

@@ -2,8 +2,11 @@
 // Secrets/ConfigMaps it names), start (volumes, environment), then a table of "on this, do that"
 // around the pure process_lifecycle:
 //
-//   watch: new pod (runtime process) ──▶ admit: GET pod, GET each Secret/ConfigMap ──▶ proc_ready
+//   watch: new pod (runtime process) ──▶ admit: GET pod, GET each Secret/ConfigMap/claim (and a
+//                                        Bound claim's volume) ──▶ proc_ready
 //   proc_ready     ──▶ write volumes, lifecycle.begin  ──▶ runner.launch(first containers)
+//   proc_ready, a volume cannot be mounted ──▶ ContainerCreating, FailedMount ──(1..8 s)──▶
+//                  remount: admit again
 //   process_report ──▶ lifecycle.on_started / on_exited ──▶ launch what it says, arm back-off
 //   advance timer  ──▶ lifecycle.on_timer (back-off over) ──▶ launch
 //   deletion       ──▶ lifecycle.begin_stop, SIGTERM ──(grace)──▶ SIGKILL; last exit ──▶ DELETE grace 0
@@ -116,19 +119,38 @@ expected<bool> runs_as_processes(const k8s::pod& pod, const std::string& node_ru
                             "\" is not one of process, sim");
 }
 
-void admit_process_pod(kubelet_actor* self, const k8s::pod& pod) {
-  auto& st = self->state;
-  const std::string uid = pod.metadata.uid;
-  const std::string ns = pod.metadata.namespace_;
-  auto adm = std::make_shared<process_admission>();
-  tracked_pod placeholder;
-  placeholder.ns = ns;
-  placeholder.name = pod.metadata.name;
-  placeholder.need = need_of(pod);
-  placeholder.admission = adm;
-  st.pods.emplace(uid, std::move(placeholder));
+namespace {
+
+// One reference read into `adm`; a Bound claim's volume is read before it counts as done.
+void fetch_ref(const std::shared_ptr<client::client>& cli, std::shared_ptr<process_admission> adm, caf::actor me,
+               std::string uid, std::string ns, object_ref ref) {
+  const char* plural = ref.what == object_ref::kind::secret       ? "secrets"
+                       : ref.what == object_ref::kind::config_map ? "configmaps"
+                       : ref.what == object_ref::kind::claim      ? "persistentvolumeclaims"
+                                                                  : "persistentvolumes";
+  std::string in_ns = ref.what == object_ref::kind::volume ? std::string() : ns;
+  cli->get({"", "v1", plural, in_ns, ref.name, ""}, [adm, me, uid, ns, ref, cli](expected<json::value> o) {
+    std::string volume;
+    if (o && ref.what == object_ref::kind::claim)
+      if (const auto* name = o->at_path({"spec", "volumeName"}); name && name->is_string())
+        volume = name->as_string();
+    std::lock_guard lock(adm->mu);
+    adm->objects[ref] = o ? std::optional<json::value>(std::move(*o)) : std::nullopt;
+    if (!volume.empty()) { // counted as one more reference, then this one is done
+      ++adm->left;
+      fetch_ref(cli, adm, me, uid, ns, {object_ref::kind::volume, volume});
+    }
+    if (--adm->left == 0)
+      caf::anon_send(me, proc_ready_atom::value, uid);
+  });
+}
+
+// Reads the pod as stored and everything it references into `adm`, then proc_ready_atom.
+void read_for_admission(kubelet_actor* self, const std::string& uid, const std::string& ns, const std::string& name,
+                        std::shared_ptr<process_admission> adm) {
   auto me = caf::actor_cast<caf::actor>(self);
-  st.cli->get({"", "v1", "pods", ns, pod.metadata.name, ""}, [adm, me, uid, ns, cli = st.cli](expected<json::value> r) {
+  auto cli = self->state.cli;
+  cli->get({"", "v1", "pods", ns, name, ""}, [adm, me, uid, ns, cli](expected<json::value> r) {
     if (!r) {
       std::lock_guard lock(adm->mu);
       adm->error = "cannot read the pod: " + r.err().message;
@@ -146,16 +168,38 @@ void admit_process_pod(kubelet_actor* self, const k8s::pod& pod) {
       caf::anon_send(me, proc_ready_atom::value, uid);
       return;
     }
-    for (const auto& ref : refs) {
-      const char* plural = ref.what == object_ref::kind::secret ? "secrets" : "configmaps";
-      cli->get({"", "v1", plural, ns, ref.name, ""}, [adm, me, uid, ref](expected<json::value> o) {
-        std::lock_guard lock(adm->mu);
-        adm->objects[ref] = o ? std::optional<json::value>(std::move(*o)) : std::nullopt;
-        if (--adm->left == 0)
-          caf::anon_send(me, proc_ready_atom::value, uid);
-      });
-    }
+    for (const auto& ref : refs)
+      fetch_ref(cli, adm, me, uid, ns, ref);
   });
+}
+
+// A pod whose volumes could not be mounted is admitted again after this long (the kubelet's
+// volume manager keeps trying): 1 s doubling to 8 s.
+duration remount_delay(int attempts) { return duration(1000LL << std::min(attempts, 3)); }
+
+} // namespace
+
+void admit_process_pod(kubelet_actor* self, const k8s::pod& pod) {
+  auto& st = self->state;
+  const std::string uid = pod.metadata.uid;
+  auto adm = std::make_shared<process_admission>();
+  tracked_pod placeholder;
+  placeholder.ns = pod.metadata.namespace_;
+  placeholder.name = pod.metadata.name;
+  placeholder.need = need_of(pod);
+  placeholder.admission = adm;
+  st.pods.emplace(uid, std::move(placeholder));
+  read_for_admission(self, uid, pod.metadata.namespace_, pod.metadata.name, std::move(adm));
+}
+
+void on_remount(kubelet_actor* self, const std::string& uid, std::uint64_t generation) {
+  auto it = self->state.pods.find(uid);
+  if (it == self->state.pods.end() || !it->second.proc || it->second.stopping || it->second.admission ||
+      it->second.timer_generation != generation || it->second.mount_error.empty())
+    return;
+  auto adm = std::make_shared<process_admission>();
+  it->second.admission = adm;
+  read_for_admission(self, uid, it->second.ns, it->second.name, std::move(adm));
 }
 
 void on_process_ready(kubelet_actor* self, const std::string& uid) {
@@ -165,6 +209,8 @@ void on_process_ready(kubelet_actor* self, const std::string& uid) {
     return; // deleted while it was being admitted
   auto& p = it->second;
   auto adm = std::move(p.admission);
+  if (p.stopping)
+    return; // deleted while its volumes were tried again: the stop is under way
   std::lock_guard lock(adm->mu);
   auto spec = adm->error.empty() ? parse_run_spec(adm->pod) : expected<pod_run_spec>(error::bad_request(adm->error));
   if (!spec) {
@@ -209,11 +255,19 @@ void on_process_ready(kubelet_actor* self, const std::string& uid) {
     if (!mount_error.empty())
       break;
     auto files = volume_files(v, adm->objects);
+    auto dir = host_directory(v, adm->objects);
     if (!files)
       mount_error = files.err().message;
-    else
+    else if (!dir)
+      mount_error = dir.err().message;
+    else if (dir->empty())
       volumes.emplace_back(v.name, std::move(*files));
+    else if (auto made = ensure_host_directory(*dir); !made)
+      mount_error = made.err().message;
   }
+  for (auto& v : pp->spec.volumes)
+    if (auto dir = host_directory(v, adm->objects))
+      v.host_dir = *dir;
   if (mount_error.empty())
     if (auto written = write_volumes(st.cfg.work_dir, uid, volumes); !written)
       mount_error = written.err().message;
@@ -221,9 +275,14 @@ void on_process_ready(kubelet_actor* self, const std::string& uid) {
   if (!mount_error.empty()) {
     p.proc->life->block("ContainerCreating", mount_error);
     write_status(self, uid, p);
-    post_event(self, p, uid, "Warning", "FailedMount", mount_error);
+    if (mount_error != p.mount_error) // said once; a different reason is said again
+      post_event(self, p, uid, "Warning", "FailedMount", mount_error);
+    p.mount_error = mount_error;
+    ++p.timer_generation;
+    self->delayed_send(self, remount_delay(p.mount_attempts++), remount_atom::value, uid, p.timer_generation);
     return;
   }
+  p.mount_error.clear();
   spdlog::info("kubelet node={} pod={}/{} accepted runtime=process", st.cfg.node.name, p.ns, p.name);
   for (const auto& why : blocked)
     post_event(self, p, uid, "Warning", "Failed", "Error: " + why);

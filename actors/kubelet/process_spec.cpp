@@ -110,6 +110,13 @@ volume_spec parse_volume(const json::value& v) {
     out.what = volume_spec::kind::config_map;
     out.object = cm->get_string("name");
     items_of(*cm);
+  } else if (const auto* pvc = v.find("persistentVolumeClaim"); pvc && pvc->is_object()) {
+    out.what = volume_spec::kind::claim;
+    out.object = pvc->get_string("claimName");
+    out.read_only = flag_of(*pvc, "readOnly");
+  } else if (const auto* hp = v.find("hostPath"); hp && hp->is_object()) {
+    out.what = volume_spec::kind::host_path;
+    out.object = hp->get_string("path");
   } else if (v.is_object()) {
     for (const auto& [key, _] : v.as_object())
       if (key != "name")
@@ -219,6 +226,8 @@ std::vector<object_ref> referenced_objects(const pod_run_spec& spec) {
       refs.insert({object_ref::kind::secret, v.object});
     if (v.what == volume_spec::kind::config_map)
       refs.insert({object_ref::kind::config_map, v.object});
+    if (v.what == volume_spec::kind::claim)
+      refs.insert({object_ref::kind::claim, v.object});
   }
   return {refs.begin(), refs.end()};
 }
@@ -293,11 +302,13 @@ expected<std::vector<std::pair<std::string, std::string>>> resolve_env(const con
 }
 
 expected<std::vector<volume_file>> volume_files(const volume_spec& v, const fetched_objects& objects) {
-  if (v.what == volume_spec::kind::empty_dir)
+  if (v.what == volume_spec::kind::empty_dir || v.what == volume_spec::kind::claim ||
+      v.what == volume_spec::kind::host_path)
     return std::vector<volume_file>{};
   if (v.what == volume_spec::kind::unsupported)
-    return error::bad_request("volume \"" + v.name + "\": the process runtime supports emptyDir, secret and configMap " +
-                              "volumes, not " + (v.unsupported_type.empty() ? "this one" : v.unsupported_type));
+    return error::bad_request("volume \"" + v.name + "\": the process runtime supports emptyDir, secret, configMap, " +
+                              "persistentVolumeClaim and hostPath volumes, not " +
+                              (v.unsupported_type.empty() ? "this one" : v.unsupported_type));
   auto k = v.what == volume_spec::kind::secret ? object_ref::kind::secret : object_ref::kind::config_map;
   const auto* obj = fetched(objects, k, v.object);
   if (!obj) {
@@ -327,6 +338,35 @@ expected<std::vector<volume_file>> volume_files(const volume_spec& v, const fetc
     out.push_back({item.path, *content, item.mode.value_or(v.default_mode)});
   }
   return out;
+}
+
+expected<std::string> host_directory(const volume_spec& v, const fetched_objects& objects) {
+  if (v.what == volume_spec::kind::host_path) {
+    if (v.object.empty() || v.object.front() != '/')
+      return error::bad_request("MountVolume.SetUp failed for volume \"" + v.name + "\" : hostPath \"" + v.object +
+                                "\" is not an absolute path");
+    return v.object;
+  }
+  if (v.what != volume_spec::kind::claim)
+    return std::string();
+  const std::string failed = "MountVolume.SetUp failed for volume \"" + v.name + "\" : ";
+  const json::value* pvc = fetched(objects, object_ref::kind::claim, v.object);
+  if (!pvc)
+    return error::bad_request(failed + "persistentvolumeclaim \"" + v.object + "\" not found");
+  std::string volume = pvc->at_path({"spec", "volumeName"}) ? json::scalar_text(*pvc->at_path({"spec", "volumeName"})) : "";
+  std::string phase = pvc->at_path({"status", "phase"}) ? json::scalar_text(*pvc->at_path({"status", "phase"})) : "";
+  if (volume.empty() || phase != "Bound")
+    return error::bad_request(failed + "persistentvolumeclaim \"" + v.object + "\" is not bound (phase " +
+                              (phase.empty() ? "unknown" : phase) + ")");
+  const json::value* pv = fetched(objects, object_ref::kind::volume, volume);
+  if (!pv)
+    return error::bad_request(failed + "persistentvolume \"" + volume + "\" of claim \"" + v.object + "\" not found");
+  const json::value* path = pv->at_path({"spec", "hostPath", "path"});
+  std::string dir = path ? json::scalar_text(*path) : "";
+  if (dir.empty() || dir.front() != '/')
+    return error::bad_request(failed + "persistentvolume \"" + volume + "\" of claim \"" + v.object +
+                              "\" is not a hostPath volume (the process runtime mounts hostPath volumes only)");
+  return dir;
 }
 
 std::string termination_message(const std::string& file_content, const std::string& log_tail, bool fallback_to_logs,

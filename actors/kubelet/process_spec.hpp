@@ -6,10 +6,13 @@
 //                                     volumes; a container with no `command` is blocked with
 //                                     CreateContainerError (there is no image to read an
 //                                     entrypoint from)
-//   2. referenced_objects(spec)     → the Secrets and ConfigMaps to fetch from the API server
+//   2. referenced_objects(spec)     → the Secrets, ConfigMaps and claims to fetch from the API
+//                                     server (and, for each Bound claim, its volume)
 //   3. resolve_env / volume_files   → the environment and the files of each volume, given what
 //                                     was fetched; a missing non-optional reference is an error
-//                                     worded as a kubelet words it
+//                                     worded as a kubelet words it; host_directory for a
+//                                     persistentVolumeClaim (its Bound volume's hostPath) or
+//                                     hostPath volume
 #pragma once
 
 #include "k8s/error.hpp"
@@ -66,13 +69,17 @@ struct volume_item {
 };
 
 struct volume_spec {
-  enum class kind { empty_dir, secret, config_map, unsupported } what = kind::unsupported;
+  enum class kind { empty_dir, secret, config_map, claim, host_path, unsupported } what = kind::unsupported;
   std::string name;
-  std::string object;              // secret / config map name
+  std::string object;              // secret / config map / claim name; hostPath's path
   std::vector<volume_item> items;  // empty: every key as a file of its name
   int default_mode = 0644;
   bool optional = false;
-  std::string unsupported_type;    // e.g. "hostPath", for the error message
+  bool read_only = false;          // persistentVolumeClaim.readOnly: every mount of it read-only
+  std::string unsupported_type;    // e.g. "nfs", for the error message
+  // claim and host_path: the host directory bind-mounted (host_directory's answer, set when the
+  // pod is admitted); "" for the others, which live under the pod's work directory.
+  std::string host_dir;
 };
 
 struct pod_run_spec {
@@ -89,9 +96,10 @@ struct pod_run_spec {
 // not an object with metadata and spec.
 expected<pod_run_spec> parse_run_spec(const json::value& pod);
 
-// The Secrets and ConfigMaps the pod refers to (env and volumes), without duplicates.
+// The Secrets, ConfigMaps and PersistentVolumeClaims the pod refers to (env and volumes),
+// without duplicates. A fetched Bound claim brings its PersistentVolume (kind::volume).
 struct object_ref {
-  enum class kind { secret, config_map } what = kind::secret;
+  enum class kind { secret, config_map, claim, volume } what = kind::secret;
   std::string name;
   friend bool operator<(const object_ref& a, const object_ref& b) {
     return std::pair(a.what, a.name) < std::pair(b.what, b.name);
@@ -121,9 +129,15 @@ struct volume_file {
   int mode = 0644;
   friend bool operator==(const volume_file&, const volume_file&) = default;
 };
-// The files of a secret or configMap volume (none for emptyDir). Errors: a missing object
+// The files of a secret or configMap volume (none for the others). Errors: a missing object
 // that is not optional (`secret "x" not found`), a missing item key, an unsupported type.
 expected<std::vector<volume_file>> volume_files(const volume_spec& v, const fetched_objects& objects);
+
+// The host directory of a persistentVolumeClaim volume (the hostPath of the volume its claim is
+// Bound to) or hostPath volume; "" for the volumes that live in the pod's work directory.
+// Errors, worded for a FailedMount Event naming the claim: the claim is missing or not Bound
+// yet (the kubelet tries again), its volume is missing or not a hostPath volume.
+expected<std::string> host_directory(const volume_spec& v, const fetched_objects& objects);
 
 // The termination message a kubelet reports: the file's content (at most 4096 bytes); with
 // FallbackToLogsOnError, a failed container with an empty file reports the end of its log (at

@@ -48,6 +48,18 @@ status write_volumes(const std::string& work_dir, const std::string& uid,
   return ok;
 }
 
+status ensure_host_directory(const std::string& dir) {
+  std::error_code ec;
+  if (fs::is_directory(dir, ec))
+    return ok;
+  // With kozmo's umask (0755 as a rule), as DirectoryOrCreate: never world-writable, since a
+  // pod names the path (a provisioned claim's directory is made 0777 by the provisioner).
+  fs::create_directories(dir, ec);
+  if (ec)
+    return error::internal("MountVolume.SetUp failed: cannot create " + dir + ": " + ec.message());
+  return ok;
+}
+
 void remove_pod_files(const std::string& work_dir, const pod_run_spec& spec) {
   std::error_code ec;
   fs::remove_all(pod_work_dir(work_dir, spec.uid), ec);
@@ -94,7 +106,8 @@ expected<process_launch> make_launch(const std::string& work_dir, const pod_run_
     if (!v)
       return error::bad_request("volumeMount \"" + m.volume + "\" of container \"" + c.name +
                                 "\" names no volume of the pod");
-    std::string source = volume_dir(work_dir, pod.uid, m.volume);
+    // A claim's or hostPath's directory is shared with every pod that mounts it.
+    std::string source = v->host_dir.empty() ? volume_dir(work_dir, pod.uid, m.volume) : v->host_dir;
     if (!m.sub_path.empty()) {
       if (m.sub_path.front() == '/' || m.sub_path.find("..") != std::string::npos)
         return error::bad_request("subPath \"" + m.sub_path + "\" must be a relative path without ..");
@@ -104,7 +117,8 @@ expected<process_launch> make_launch(const std::string& work_dir, const pod_run_
         fs::create_directories(source, ec);
     }
     bool file = fs::is_regular_file(source);
-    bool read_only = m.read_only || v->what == volume_spec::kind::secret || v->what == volume_spec::kind::config_map;
+    bool read_only = m.read_only || v->read_only || v->what == volume_spec::kind::secret ||
+                     v->what == volume_spec::kind::config_map;
     l.mounts.push_back({source, m.mount_path, read_only, file, false});
   }
   if (!c.termination_message_path.empty()) {

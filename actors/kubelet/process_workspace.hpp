@@ -1,6 +1,7 @@
 // The process runtime's files on the host, under the kubelet's work directory:
 //
 //   <work>/pods/<uid>/volumes/<volume>/...                      emptyDir, secret, configMap
+//   <the volume's hostPath>/...          persistentVolumeClaim, hostPath (shared between pods)
 //   <work>/pods/<uid>/containers/<container>/<restart>.termination-log
 //   <work>/logs/pods/<ns>_<pod>_<uid>/<container>/<restart>.log  (k8s/apiserver/pod_log_layout.hpp)
 //
@@ -25,6 +26,10 @@ std::string volume_dir(const std::string& work_dir, const std::string& uid, cons
 // (with their modes). Errors name the path.
 status write_volumes(const std::string& work_dir, const std::string& uid,
                      const std::vector<std::pair<std::string, std::vector<volume_file>>>& volumes);
+
+// A claim's or hostPath volume's directory, made when missing (kozmo's umask, not
+// world-writable), as hostPath's DirectoryOrCreate does.
+status ensure_host_directory(const std::string& dir);
 
 // Removes the pod's volumes, termination messages and logs (the pod object is gone).
 void remove_pod_files(const std::string& work_dir, const pod_run_spec& spec);

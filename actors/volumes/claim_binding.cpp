@@ -14,7 +14,97 @@ bool deleting(const json::value& obj) {
   return ts && !ts->is_null();
 }
 
+// Why the provisioner cannot make a volume for `c` of class `sc`; nullopt when it can.
+std::optional<std::string> unprovisionable(const claim& c, const provisioning& prov) {
+  if (prov.volumes_dir.empty())
+    return std::string(local_path_provisioner) + " has no directory for volumes here (kozmo local gives it one when "
+                                                 "it runs simulated nodes)";
+  if (c.selector)
+    return std::string("claim Selector is not supported");
+  if (c.volume_mode != "Filesystem")
+    return std::string(local_path_provisioner) + " provisions Filesystem volumes only, not " + c.volume_mode;
+  static const k8s::quantity limit = *k8s::quantity::parse(max_local_path_request);
+  if (c.request > limit)
+    return "requested storage " + c.request.to_string() + " is more than " + local_path_provisioner +
+           " accepts (" + max_local_path_request + ")";
+  if (c.uid.empty())
+    return std::string("the claim has no uid yet");
+  return std::nullopt;
+}
+
+// The PersistentVolume the provisioner makes for `c`, pre-bound to it.
+provision provision_for(const claim& c, const storage_class& sc, const provisioning& prov) {
+  provision p;
+  p.claim_key = c.key();
+  p.volume = "pvc-" + c.uid;
+  p.directory = prov.volumes_dir + "/" + p.volume;
+  json::array modes;
+  for (const auto& m : c.access_modes)
+    modes.emplace_back(m);
+  json::value pv = json::object{{"apiVersion", "v1"}, {"kind", "PersistentVolume"}};
+  pv["metadata"]["name"] = p.volume;
+  pv["metadata"]["annotations"]["pv.kubernetes.io/provisioned-by"] = local_path_provisioner;
+  json::value& spec = pv["spec"];
+  spec["capacity"]["storage"] = c.request.to_string();
+  spec["accessModes"] = std::move(modes);
+  spec["persistentVolumeReclaimPolicy"] = sc.reclaim_policy;
+  spec["storageClassName"] = sc.name;
+  spec["volumeMode"] = "Filesystem";
+  spec["hostPath"] = json::object{{"path", p.directory}, {"type", "DirectoryOrCreate"}};
+  spec["claimRef"] = json::object{{"kind", "PersistentVolumeClaim"}, {"apiVersion", "v1"}, {"namespace", c.ns},
+                                  {"name", c.name}, {"uid", c.uid}};
+  p.object = std::move(pv);
+  return p;
+}
+
+// A claim of a class that no existing volume satisfies: provision, or say why it waits.
+void provision_or_wait(const claim& c, const provisioning& prov, const std::map<std::string, const volume*>& volume_by_name,
+                       pass_result& out) {
+  auto sc = std::find_if(prov.classes.begin(), prov.classes.end(),
+                         [&](const storage_class& s) { return s.name == c.storage_class; });
+  if (sc == prov.classes.end()) {
+    out.waits.push_back({c.key(), "ProvisioningFailed", "storageclass.storage.k8s.io \"" + c.storage_class + "\" not found"});
+    return;
+  }
+  if (sc->provisioner != local_path_provisioner) {
+    out.waits.push_back({c.key(), "ExternalProvisioning",
+                         "Waiting for a volume to be created either by the external provisioner '" + sc->provisioner +
+                             "' or manually by the system administrator. If volume creation is delayed, please verify "
+                             "that the provisioner is running and correctly registered. (kozmo local runs only " +
+                             local_path_provisioner + ")"});
+    return;
+  }
+  if (auto why = unprovisionable(c, prov)) {
+    out.waits.push_back({c.key(), "ProvisioningFailed", "failed to provision volume with StorageClass \"" + sc->name +
+                                                            "\": " + *why});
+    return;
+  }
+  auto p = provision_for(c, *sc, prov);
+  if (volume_by_name.count(p.volume))
+    return; // made already (being deleted, or about to bind on the next pass)
+  out.provisions.push_back(std::move(p));
+}
+
 } // namespace
+
+storage_class class_from(const json::value& sc) {
+  storage_class out;
+  if (const json::value* meta = sc.find("metadata"))
+    out.name = meta->get_string("name");
+  out.provisioner = sc.get_string("provisioner");
+  out.reclaim_policy = sc.get_string("reclaimPolicy", "Delete");
+  return out;
+}
+
+std::optional<std::string> directory_of_deleted(const volume& v, const std::string& volumes_dir) {
+  if (v.provisioned_by != local_path_provisioner || volumes_dir.empty() || v.name.empty() ||
+      v.name.find('/') != std::string::npos || v.name.find("..") != std::string::npos)
+    return std::nullopt;
+  std::string dir = volumes_dir + "/" + v.name;
+  if (v.host_path != dir)
+    return std::nullopt;
+  return dir;
+}
 
 claim claim_from(const json::value& pvc) {
   claim c;
@@ -52,6 +142,8 @@ volume volume_from(const json::value& pv) {
     v.resource_version = meta->get_string("resourceVersion");
     if (const json::value* l = meta->find("labels"))
       v.labels = *l;
+    if (const json::value* a = meta->find("annotations"); a && a->is_object())
+      v.provisioned_by = a->get_string("pv.kubernetes.io/provisioned-by");
   }
   if (spec) {
     v.storage_class = spec->get_string("storageClassName");
@@ -61,6 +153,8 @@ volume volume_from(const json::value& pv) {
     v.reclaim_policy = spec->get_string("persistentVolumeReclaimPolicy", "Retain");
     if (const json::value* ref = spec->find("claimRef"); ref && ref->is_object())
       v.bound_to = claim_ref{ref->get_string("namespace"), ref->get_string("name"), ref->get_string("uid")};
+    if (const json::value* hp = spec->find("hostPath"); hp && hp->is_object())
+      v.host_path = hp->get_string("path");
   }
   if (const json::value* st = pv.find("status"))
     v.phase = st->get_string("phase");
@@ -83,7 +177,8 @@ std::optional<std::string> mismatch(const claim& c, const volume& v) {
   return std::nullopt;
 }
 
-pass_result plan_pass(const std::vector<claim>& claims, const std::vector<volume>& volumes) {
+pass_result plan_pass(const std::vector<claim>& claims, const std::vector<volume>& volumes,
+                      const provisioning& prov) {
   pass_result out;
   std::map<std::string, const claim*> claim_by_key;
   for (const auto& c : claims)
@@ -170,12 +265,11 @@ pass_result plan_pass(const std::vector<claim>& claims, const std::vector<volume
     if (!chosen) {
       if (!why.empty())
         out.waits.push_back({c.key(), "VolumeMismatch", why});
-      else if (c.volume_name.empty())
+      else if (c.volume_name.empty() && c.storage_class.empty())
         out.waits.push_back({c.key(), "FailedBinding",
-                             c.storage_class.empty()
-                                 ? "no persistent volumes available for this claim and no storage class is set"
-                                 : "no persistent volumes available for this claim in storage class \"" +
-                                       c.storage_class + "\" (kozmo local provisions none: create a PersistentVolume)"});
+                             "no persistent volumes available for this claim and no storage class is set"});
+      else if (c.volume_name.empty())
+        provision_or_wait(c, prov, volume_by_name, out);
       continue;
     }
     taken.insert(chosen->name);

@@ -1,7 +1,9 @@
 // Binding PersistentVolumeClaims to PersistentVolumes, as kube-controller-manager's
-// PersistentVolume controller does for statically provisioned volumes (`kozmo local` has no
-// storage classes and provisions nothing). Pure: given every claim and volume, one pass says
-// which claim binds to which volume and which phases change; the actor writes it.
+// PersistentVolume controller does, and provisioning volumes for claims of a StorageClass whose
+// provisioner is kozmo.io/local-path (what kind's and minikube's local-path provisioners do: a
+// directory on the host per claim). Pure: given every claim, volume and class, one pass says
+// which claim binds to which volume, which volumes to make, and which phases change; the actor
+// writes it.
 //
 // The rules (pkg/controller/volume/persistentvolume):
 //  - A claim binds to the smallest Available volume that satisfies it: the same storage class
@@ -9,6 +11,13 @@
 //    its storage request, the same volumeMode, its selector matching the volume's labels, and
 //    no claimRef to another claim. A claim naming spec.volumeName binds to that volume only;
 //    a volume whose claimRef names a claim (pre-bound) binds to that claim only.
+//  - A claim that finds none, of a class whose provisioner is kozmo.io/local-path, gets a new
+//    volume `pvc-<claim uid>`: hostPath `<volumes dir>/pvc-<uid>`, capacity its request, its
+//    access modes and class, the class's reclaim policy, claimRef to it (pre-bound, so it binds
+//    to this claim only on the next pass), annotated pv.kubernetes.io/provisioned-by. Refused
+//    (ProvisioningFailed): no volumes dir, a selector, volumeMode Block, a request over the
+//    provisioner's limit. A class of another provisioner: ExternalProvisioning, as Kubernetes
+//    says it; a class that does not exist: ProvisioningFailed.
 //  - A claim that finds none stays Pending, with an Event that says why.
 //  - A new volume becomes Available; a Bound volume whose claim is gone becomes Released
 //    (reclaim policy Retain, the default for volumes made by hand) or is deleted (Delete); a
@@ -52,11 +61,30 @@ struct volume {
   std::string phase;
   json::value labels; // metadata.labels (object or null)
   std::optional<claim_ref> bound_to; // spec.claimRef
+  std::string provisioned_by;        // annotation pv.kubernetes.io/provisioned-by
+  std::string host_path;             // spec.hostPath.path
   bool deleting = false;
+};
+
+struct storage_class {
+  std::string name;
+  std::string provisioner;
+  std::string reclaim_policy = "Delete";
+};
+
+// The provisioner `kozmo local` runs, and the largest request it accepts (capacity is a label
+// on a directory, never allocated; the bound keeps nonsense out of the volume's spec).
+inline constexpr const char* local_path_provisioner = "kozmo.io/local-path";
+inline constexpr const char* max_local_path_request = "1Pi";
+
+struct provisioning {
+  std::vector<storage_class> classes;
+  std::string volumes_dir; // where volumes' directories go; "" = nowhere (provision nothing)
 };
 
 claim claim_from(const json::value& pvc);
 volume volume_from(const json::value& pv);
+storage_class class_from(const json::value& sc);
 
 struct bind {
   std::string claim_key;  // ns/name
@@ -69,14 +97,23 @@ struct phase_change {
   std::string message;
 };
 
+// A volume to create for a claim (the PersistentVolume's JSON, ready to POST).
+struct provision {
+  std::string claim_key;
+  std::string volume;      // pvc-<claim uid>
+  std::string directory;   // its hostPath
+  json::value object;
+};
+
 struct claim_wait {
   std::string claim_key;
-  std::string reason;  // "FailedBinding", "VolumeMismatch"
+  std::string reason;  // "FailedBinding", "VolumeMismatch", "ProvisioningFailed", "ExternalProvisioning"
   std::string message; // as Kubernetes says it
 };
 
 struct pass_result {
   std::vector<bind> binds;
+  std::vector<provision> provisions;
   std::vector<phase_change> volume_phases;
   std::vector<phase_change> claim_phases;
   std::vector<std::string> delete_volumes; // reclaim policy Delete, claim gone
@@ -84,7 +121,12 @@ struct pass_result {
 };
 
 // One pass over everything. Claims and volumes being deleted are left alone.
-pass_result plan_pass(const std::vector<claim>& claims, const std::vector<volume>& volumes);
+pass_result plan_pass(const std::vector<claim>& claims, const std::vector<volume>& volumes,
+                      const provisioning& prov = {});
+
+// The directory to remove once volume `v` is deleted: only a volume this provisioner made,
+// whose hostPath is exactly `<volumes_dir>/<its name>` (never a directory a user named).
+std::optional<std::string> directory_of_deleted(const volume& v, const std::string& volumes_dir);
 
 // Whether `v` can hold `c` (all but the claimRef and phase rules); when not, why.
 std::optional<std::string> mismatch(const claim& c, const volume& v);

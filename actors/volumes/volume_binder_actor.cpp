@@ -10,7 +10,10 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include <chrono>
+#include <filesystem>
 #include <map>
+#include <system_error>
 
 namespace kozmo::volumes {
 namespace {
@@ -20,8 +23,15 @@ using controller::plan;
 using controller::plan_outcome;
 using pass_atom = caf::atom_constant<caf::atom("vbpass")>;
 
+// A claim is provisioned for only this long after the binder first found no volume for it: a
+// volume made by hand just before it (one kubectl apply, volume first) may reach the binder's
+// other watch a moment later, and should win, as it does under kube-controller-manager, whose
+// provisioners are slower still.
+constexpr auto provision_grace = std::chrono::milliseconds(500);
+
 const client::resource_ref claims_ref{"", "v1", "persistentvolumeclaims", "", "", ""};
 const client::resource_ref volumes_ref{"", "v1", "persistentvolumes", "", "", ""};
+const client::resource_ref classes_ref{"storage.k8s.io", "v1", "storageclasses", "", "", ""};
 const k8s::event_source source{"persistentvolume-controller", ""};
 
 struct binder_state {
@@ -29,7 +39,11 @@ struct binder_state {
   caf::actor executor;
   std::map<std::string, object_ptr> claims;  // by namespace/name
   std::map<std::string, object_ptr> volumes; // by name
+  std::map<std::string, object_ptr> classes; // StorageClasses, by name
+  std::string volumes_dir;                   // where provisioned volumes' directories go
   std::map<std::string, std::string> told;   // claim key → the wait it was told about
+  // claim key → when this binder first saw it wanting a provisioned volume (see provision_grace)
+  std::map<std::string, std::chrono::steady_clock::time_point> wants_volume;
   int plans_out = 0;
   bool queued = false;
 };
@@ -38,6 +52,18 @@ using binder_actor = caf::stateful_actor<binder_state>;
 
 std::string claim_key(const k8s::object_meta& m) { return m.namespace_ + "/" + m.name; }
 
+// The three kinds share one event handler: a StorageClass is the cluster-scoped one with a
+// top-level provisioner.
+bool is_class(const k8s::custom_object& o) {
+  return o.kind == "StorageClass" || (o.metadata.namespace_.empty() && o.document.find("provisioner"));
+}
+
+std::map<std::string, object_ptr>& collection_of(binder_state& st, const k8s::custom_object& o) {
+  if (is_class(o))
+    return st.classes;
+  return o.metadata.namespace_.empty() ? st.volumes : st.claims;
+}
+
 void request_pass(binder_actor* self) {
   if (self->state.queued)
     return;
@@ -45,10 +71,15 @@ void request_pass(binder_actor* self) {
   self->send(self, pass_atom::value);
 }
 
-// A newer copy of an object, from a watch event or a write's answer.
+// A newer copy of an object, from a watch event or a write's answer. A write's answer may be no
+// claim, volume or class at all (a DELETE's Status, an Event): kept, it became a nameless
+// "volume" whose status patch failed, and the pass after the failure tried again, without end.
 void take(binder_actor* self, object_ptr o) {
   auto& st = self->state;
-  auto& into = o->metadata.namespace_.empty() ? st.volumes : st.claims;
+  if (o->metadata.name.empty() || (!o->kind.empty() && o->kind != "PersistentVolumeClaim" &&
+                                   o->kind != "PersistentVolume" && o->kind != "StorageClass"))
+    return;
+  auto& into = collection_of(st, *o);
   auto key = o->metadata.namespace_.empty() ? o->metadata.name : claim_key(o->metadata);
   auto it = into.find(key);
   if (it != into.end() && it->second->metadata.uid == o->metadata.uid &&
@@ -146,11 +177,47 @@ void run_pass(binder_actor* self) {
     return; // the last outcome asks for another pass
   std::vector<claim> claims;
   std::vector<volume> volumes;
+  provisioning prov;
+  prov.volumes_dir = st.volumes_dir;
   for (const auto& [_, c] : st.claims)
     claims.push_back(claim_from(c->document));
   for (const auto& [_, v] : st.volumes)
     volumes.push_back(volume_from(v->document));
-  auto r = plan_pass(claims, volumes);
+  for (const auto& [_, sc] : st.classes)
+    prov.classes.push_back(class_from(sc->document));
+  auto r = plan_pass(claims, volumes, prov);
+
+  const auto now = std::chrono::steady_clock::now();
+  bool wait_more = false;
+  for (auto& made : r.provisions) {
+    auto [seen, fresh] = st.wants_volume.try_emplace(made.claim_key, now);
+    if (now - seen->second < provision_grace) {
+      wait_more = true;
+      continue;
+    }
+    // The directory first: a volume is never there before its directory (0777 like the
+    // local-path provisioner's: the pods' processes may run as another user).
+    std::error_code ec;
+    std::filesystem::create_directories(made.directory, ec);
+    if (!ec)
+      std::filesystem::permissions(made.directory, std::filesystem::perms::all, ec);
+    const auto& c = *st.claims.at(made.claim_key);
+    plan p;
+    if (ec) {
+      p.steps.push_back(controller::event_step{{about(c, "PersistentVolumeClaim"), source, "Warning",
+                                                "ProvisioningFailed",
+                                                "cannot create " + made.directory + ": " + ec.message()}});
+      send_plan(self, std::move(p));
+      continue;
+    }
+    spdlog::info("volumes: provisioning pv={} claim={} dir={}", made.volume, made.claim_key, made.directory);
+    p.steps.push_back(controller::create_step{volumes_ref, std::move(made.object)});
+    p.steps.push_back(controller::event_step{{about(c, "PersistentVolumeClaim"), source, "Normal",
+                                              "ProvisioningSucceeded",
+                                              "Successfully provisioned volume " + made.volume + " using " +
+                                                  local_path_provisioner}});
+    send_plan(self, std::move(p));
+  }
 
   for (const auto& b : r.binds) {
     const auto& c = *st.claims.at(b.claim_key);
@@ -159,8 +226,11 @@ void run_pass(binder_actor* self) {
     p.steps.push_back(controller::event_step{{about(c, "PersistentVolumeClaim"), source, "Normal", "Bound",
                                               "bound to volume " + v.metadata.name}});
     st.told.erase(b.claim_key);
+    st.wants_volume.erase(b.claim_key);
     send_plan(self, std::move(p));
   }
+  if (wait_more)
+    self->delayed_send(self, provision_grace, pass_atom::value);
   plan phases;
   for (const auto& ch : r.volume_phases) {
     json::value body = json::object{};
@@ -198,11 +268,21 @@ void on_event(binder_actor* self, const object_event<k8s::custom_object>& ev) {
   auto& st = self->state;
   const auto& m = ev.object->metadata;
   if (ev.type == watch::event_type::deleted) {
-    if (m.namespace_.empty()) {
+    if (is_class(*ev.object)) {
+      st.classes.erase(m.name);
+    } else if (m.namespace_.empty()) {
       st.volumes.erase(m.name);
+      // A provisioned volume's directory goes with it (its reclaim policy said Delete, or a
+      // user deleted it).
+      if (auto dir = directory_of_deleted(volume_from(ev.object->document), st.volumes_dir)) {
+        std::error_code ec;
+        std::filesystem::remove_all(*dir, ec);
+        spdlog::info("volumes: removed pv={} dir={}{}", m.name, *dir, ec ? " error=" + ec.message() : "");
+      }
     } else {
       st.claims.erase(claim_key(m));
       st.told.erase(claim_key(m));
+      st.wants_volume.erase(claim_key(m));
     }
   } else {
     take(self, ev.object);
@@ -210,11 +290,13 @@ void on_event(binder_actor* self, const object_event<k8s::custom_object>& ev) {
   request_pass(self);
 }
 
-caf::behavior binder(binder_actor* self, std::shared_ptr<client::client> cli, caf::actor recorder) {
+caf::behavior binder(binder_actor* self, std::shared_ptr<client::client> cli, caf::actor recorder,
+                     std::string volumes_dir) {
   auto& st = self->state;
+  st.volumes_dir = std::move(volumes_dir);
   st.executor = controller::spawn_executor(self->system(), cli, recorder);
   self->link_to(st.executor);
-  for (const auto& ref : {claims_ref, volumes_ref}) {
+  for (const auto& ref : {claims_ref, volumes_ref, classes_ref}) {
     watch::watch_config wc;
     wc.resource = ref;
     controller::watch_into<k8s::custom_object>(self, cli, wc);
@@ -227,8 +309,9 @@ caf::behavior binder(binder_actor* self, std::shared_ptr<client::client> cli, ca
 
 } // namespace
 
-caf::actor spawn_volume_binder(caf::actor_system& sys, std::shared_ptr<client::client> cli, caf::actor recorder) {
-  return sys.spawn(binder, std::move(cli), std::move(recorder));
+caf::actor spawn_volume_binder(caf::actor_system& sys, std::shared_ptr<client::client> cli, caf::actor recorder,
+                               std::string volumes_dir) {
+  return sys.spawn(binder, std::move(cli), std::move(recorder), std::move(volumes_dir));
 }
 
 } // namespace kozmo::volumes

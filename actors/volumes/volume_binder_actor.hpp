@@ -1,10 +1,13 @@
 // The volume binder: `kozmo local`'s stand-in for kube-controller-manager's PersistentVolume
-// controller (claim_binding.hpp holds the rules).
+// controller and for the kozmo.io/local-path provisioner (claim_binding.hpp holds the rules).
 //
 //   persistentvolumeclaims watch ──object_event<custom_object>──▶ volume binder
 //   persistentvolumes watch      ──object_event<custom_object>──▶ volume binder
-//   volume binder ──plans (claimRef, volumeName, phases)──▶ executor ──▶ API server
-//                 ──FailedBinding / VolumeMismatch Events──▶ event recorder
+//   storageclasses watch         ──object_event<custom_object>──▶ volume binder
+//   volume binder ──mkdir <volumes_dir>/pvc-<uid>, then plans (new volumes, claimRef,
+//                   volumeName, phases, deletions)──▶ executor ──▶ API server
+//                 ──Bound / FailedBinding / ProvisioningSucceeded / ... Events──▶ event recorder
+//   persistentvolumes watch: deleted, provisioned here ──▶ remove its directory
 #pragma once
 
 #include "k8s/client/client.hpp"
@@ -12,10 +15,13 @@
 #include <caf/fwd.hpp>
 
 #include <memory>
+#include <string>
 
 namespace kozmo::volumes {
 
-// Starts its own two watches; `recorder` posts its Events.
-caf::actor spawn_volume_binder(caf::actor_system& sys, std::shared_ptr<client::client> cli, caf::actor recorder);
+// Starts its own three watches; `recorder` posts its Events. `volumes_dir`: where provisioned
+// volumes' directories go ("" = provision nothing).
+caf::actor spawn_volume_binder(caf::actor_system& sys, std::shared_ptr<client::client> cli, caf::actor recorder,
+                               std::string volumes_dir = {});
 
 } // namespace kozmo::volumes

@@ -55,6 +55,7 @@ PolicyRule: verbs apiGroups resources resourceNames nonResourceURLs
 RoleBinding: apiVersion kind metadata:ObjectMeta subjects:[]Subject roleRef:RoleRef
 Subject: kind apiGroup name namespace
 RoleRef: apiGroup kind name
+StorageClass: apiVersion kind metadata:ObjectMeta provisioner parameters reclaimPolicy mountOptions allowVolumeExpansion volumeBindingMode allowedTopologies
 )";
 
 struct field_type {

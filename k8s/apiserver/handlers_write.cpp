@@ -4,6 +4,7 @@
 #include "k8s/apiserver/encoding.hpp"
 #include "k8s/apiserver/handlers.hpp"
 #include "k8s/apiserver/strategy.hpp"
+#include "k8s/apiserver/strategy_storage.hpp"
 
 #include "k8s/json/patch.hpp"
 
@@ -63,6 +64,9 @@ route_result create_object(const request_context& ctx, json::value obj, std::vec
       return status_response(bad_request(namespace_mismatch()));
   }
   prepare_for_create(rt, obj);
+  if (rt.is_builtin("PersistentVolumeClaim"))
+    if (auto classes = ctx.st.resolve("storage.k8s.io", "v1", "storageclasses"))
+      set_default_storage_class(obj, ctx.st.list(*classes, "", {}).items);
   auto errs = validate_for_write(ctx, obj, nullptr);
   if (!errs.empty())
     return status_response(invalid_error(rt, object_name(obj), errs));

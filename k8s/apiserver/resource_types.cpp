@@ -135,6 +135,7 @@ resource_registry::resource_registry() {
       builtin("coordination.k8s.io", "leases", "Lease", true, {}),
       builtin("rbac.authorization.k8s.io", "roles", "Role", true, {}),
       builtin("rbac.authorization.k8s.io", "rolebindings", "RoleBinding", true, {}),
+      builtin("storage.k8s.io", "storageclasses", "StorageClass", false, {"sc"}),
       builtin("apiextensions.k8s.io", "customresourcedefinitions", "CustomResourceDefinition", false,
               {"crd", "crds"}, {"api-extensions"}, true),
   };
@@ -146,7 +147,7 @@ resource_registry::resource_registry() {
       mutable_rt->verbs = {"create", "delete", "get", "list", "patch", "update", "watch"};
     by_key_[rt->key()] = rt;
   }
-  group_order_ = {"apiextensions.k8s.io", "coordination.k8s.io", "rbac.authorization.k8s.io"};
+  group_order_ = {"apiextensions.k8s.io", "coordination.k8s.io", "rbac.authorization.k8s.io", "storage.k8s.io"};
 }
 
 resource_ptr resource_registry::find(std::string_view group, std::string_view version,

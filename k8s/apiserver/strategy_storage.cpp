@@ -1,7 +1,8 @@
-// The strategies of the core kinds users' manifests bring along beside their workloads:
-// PersistentVolumeClaim, PersistentVolume, ResourceQuota and LimitRange (kube-apiserver's
+// The strategies of the storage kinds users' manifests bring along beside their workloads:
+// PersistentVolumeClaim, PersistentVolume, ResourceQuota, LimitRange (kube-apiserver's
 // pkg/registry/core/{persistentvolumeclaim,persistentvolume,resourcequota,limitrange} and their
-// validation), as far as a user of `kozmo local` would notice them.
+// validation) and storage.k8s.io's StorageClass, with the DefaultStorageClass admission rule, as
+// far as a user of `kozmo local` would notice them.
 #include "k8s/apiserver/strategy_storage.hpp"
 
 #include "k8s/apiserver/json_util.hpp"
@@ -124,11 +125,52 @@ void validate_limit_range(const json::value& lr, std::vector<field_error>& errs)
   }
 }
 
+// storage.k8s.io/v1 StorageClass (pkg/apis/storage/validation): a provisioner, its
+// parameters (at most 512, kube-apiserver's bound), and three fields fixed once made.
+void validate_storage_class(const json::value& sc, const json::value* old, std::vector<field_error>& errs) {
+  const json::value* provisioner = sc.find("provisioner");
+  if (!provisioner || !provisioner->is_string() || provisioner->as_string().empty())
+    errs.push_back(field_error::required("provisioner"));
+  else if (provisioner->as_string().size() > 253)
+    errs.push_back(field_error::invalid("provisioner", go_quote(provisioner->as_string()),
+                                        "must be no more than 253 characters"));
+  constexpr std::size_t max_parameters = 512;
+  if (const json::value* params = sc.find("parameters"); params && params->is_object() &&
+                                                       params->as_object().size() > max_parameters)
+    errs.push_back(field_error::forbidden("parameters", "may not have more than " + std::to_string(max_parameters) +
+                                                            " entries, has " +
+                                                            std::to_string(params->as_object().size())));
+  std::string policy = sc.get_string("reclaimPolicy");
+  if (policy != "Delete" && policy != "Retain")
+    errs.push_back(field_error::not_supported("reclaimPolicy", policy, {"Delete", "Retain"}));
+  std::string mode = sc.get_string("volumeBindingMode");
+  if (mode != "Immediate" && mode != "WaitForFirstConsumer")
+    errs.push_back(field_error::not_supported("volumeBindingMode", mode, {"Immediate", "WaitForFirstConsumer"}));
+  if (!old)
+    return;
+  auto field = [](const json::value& o, const char* name) { return o.find(name) ? *o.find(name) : json::value(); };
+  for (const char* name : {"provisioner", "parameters", "reclaimPolicy"})
+    if (field(sc, name) != field(*old, name))
+      errs.push_back(field_error::forbidden(name, std::string("updates to ") + name + " are forbidden."));
+  if (field(sc, "volumeBindingMode") != field(*old, "volumeBindingMode"))
+    errs.push_back(field_error::invalid("volumeBindingMode", go_quote(mode), "field is immutable"));
+}
+
+bool annotated_default(const json::value& sc) {
+  const json::value* a = sc.at_path({"metadata", "annotations"});
+  if (!a || !a->is_object())
+    return false;
+  for (const char* key : {"storageclass.kubernetes.io/is-default-class", "storageclass.beta.kubernetes.io/is-default-class"})
+    if (a->get_string(key) == "true")
+      return true;
+  return false;
+}
+
 } // namespace
 
 bool storage_kind(const resource_type& rt) {
   return is(rt, "PersistentVolumeClaim") || is(rt, "PersistentVolume") || is(rt, "ResourceQuota") ||
-         is(rt, "LimitRange");
+         is(rt, "LimitRange") || is(rt, "StorageClass");
 }
 
 void prepare_storage_for_create(const resource_type& rt, json::value& obj) {
@@ -142,7 +184,38 @@ void prepare_storage_for_create(const resource_type& rt, json::value& obj) {
     obj.as_object().set("status", json::object{{"phase", "Pending"}});
   } else if (is(rt, "ResourceQuota")) {
     obj.as_object().erase("status"); // the quota's status is the controller's
+  } else if (is(rt, "StorageClass") && obj.is_object()) {
+    set_default(obj, "reclaimPolicy", "Delete");
+    set_default(obj, "volumeBindingMode", "Immediate");
   }
+}
+
+std::optional<std::string> default_storage_class(const std::vector<std::shared_ptr<const json::value>>& classes) {
+  const json::value* best = nullptr;
+  for (const auto& c : classes) {
+    if (!c || !annotated_default(*c))
+      continue;
+    auto stamp = [](const json::value& o) { return o.at_path({"metadata", "creationTimestamp"}) ? json::scalar_text(*o.at_path({"metadata", "creationTimestamp"})) : std::string(); };
+    auto name = [](const json::value& o) { return o.at_path({"metadata", "name"}) ? json::scalar_text(*o.at_path({"metadata", "name"})) : std::string(); };
+    if (!best || stamp(*c) > stamp(*best) || (stamp(*c) == stamp(*best) && name(*c) < name(*best)))
+      best = c.get();
+  }
+  if (!best)
+    return std::nullopt;
+  return best->at_path({"metadata", "name"})->as_string();
+}
+
+void set_default_storage_class(json::value& pvc, const std::vector<std::shared_ptr<const json::value>>& classes) {
+  if (!pvc.is_object())
+    return;
+  json::value& spec = member_object(pvc, "spec");
+  if (spec.find("storageClassName"))
+    return; // set, even to "" (no class)
+  const json::value* annotations = pvc.at_path({"metadata", "annotations"});
+  if (annotations && annotations->is_object() && annotations->find("volume.beta.kubernetes.io/storage-class"))
+    return;
+  if (auto name = default_storage_class(classes))
+    spec.as_object().set("storageClassName", *name);
 }
 
 void validate_storage(const resource_type& rt, const json::value& obj, const json::value* old,
@@ -155,6 +228,8 @@ void validate_storage(const resource_type& rt, const json::value& obj, const jso
     validate_quota(obj, errs);
   else if (is(rt, "LimitRange"))
     validate_limit_range(obj, errs);
+  else if (is(rt, "StorageClass"))
+    validate_storage_class(obj, old, errs);
 }
 
 } // namespace kozmo::apiserver

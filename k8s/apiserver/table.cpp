@@ -464,6 +464,11 @@ std::vector<table_column> table_columns(const resource_type& rt, std::string_vie
             col("Access Modes", "string", 0, "accessModes contains the actual access modes the volume backing the PVC has."),
             col("StorageClass", "string", 0, "storageClassName is the name of the StorageClass required by the claim."), age_col(),
             col("VolumeMode", "string", 1, "volumeMode defines what type of volume is required by the claim.")};
+  if (k == "StorageClass")
+    return {name_col(), col("Provisioner", "string", 0, "provisioner indicates the type of the provisioner."),
+            col("ReclaimPolicy", "string", 0, "reclaimPolicy controls the reclaimPolicy for dynamically provisioned PersistentVolumes of this storage class."),
+            col("VolumeBindingMode", "string", 0, "volumeBindingMode indicates how PersistentVolumeClaims should be provisioned and bound."),
+            col("AllowVolumeExpansion", "string", 0, "allowVolumeExpansion shows whether the storage class allow volume expand."), age_col()};
   if (k == "ResourceQuota")
     return {name_col(), age_col(), col("Request", "string", 0, "Request represents a minimum amount of cpu/memory that a container may consume."),
             col("Limit", "string", 0, "Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node.")};
@@ -527,6 +532,15 @@ json::array table_cells(const resource_type& rt, std::string_view version, const
     return json::array{name, str_at(obj, {"status", "phase"}), str_at(obj, {"spec", "volumeName"}),
                        str_at(obj, {"status", "capacity", "storage"}), access_modes(obj, {"status", "accessModes"}),
                        str_at(obj, {"spec", "storageClassName"}), age, str_at(obj, {"spec", "volumeMode"})};
+  if (k == "StorageClass") { // kubectl marks the default class after its name
+    const json::value* a = obj.at_path({"metadata", "annotations"});
+    bool is_default = a && a->is_object() && (a->get_string("storageclass.kubernetes.io/is-default-class") == "true" ||
+                                              a->get_string("storageclass.beta.kubernetes.io/is-default-class") == "true");
+    const json::value* expand = obj.find("allowVolumeExpansion");
+    return json::array{is_default ? name + " (default)" : name, obj.get_string("provisioner"),
+                       obj.get_string("reclaimPolicy", "Delete"), obj.get_string("volumeBindingMode", "Immediate"),
+                       expand && expand->is_bool() && expand->as_bool() ? "true" : "false", age};
+  }
   if (k == "ResourceQuota")
     return json::array{name, age, quota_usage(obj, false), quota_usage(obj, true)};
   if (k == "PodTemplate") {

@@ -116,3 +116,64 @@ TEST_CASE("a limit range's limit types are Pod, Container or PersistentVolumeCla
                      R"({"metadata":{"name":"lr"},"spec":{"limits":[{"type":"Container","default":{"cpu":"500m"}}]}})")
             .status == 201);
 }
+
+namespace {
+const std::string classes = "/apis/storage.k8s.io/v1/storageclasses";
+std::string class_body(const std::string& name, bool is_default, const std::string& extra = "") {
+  return R"({"metadata":{"name":")" + name + R"(")" +
+         (is_default ? R"(,"annotations":{"storageclass.kubernetes.io/is-default-class":"true"})" : "") +
+         R"(},"provisioner":"kozmo.io/local-path")" + extra + "}";
+}
+std::string claim_body(const std::string& name, const std::string& extra_spec = "") {
+  return R"({"metadata":{"name":")" + name + R"("},"spec":{"accessModes":["ReadWriteOnce"],)" + extra_spec +
+         R"("resources":{"requests":{"storage":"1Gi"}}}})";
+}
+} // namespace
+
+TEST_CASE("a StorageClass gets Kubernetes' defaults, needs a provisioner, and keeps it") {
+  running_server s;
+  auto made = s.http->post(classes, class_body("standard", true));
+  REQUIRE(made.status == 201);
+  CHECK(str(made.json(), {"reclaimPolicy"}) == "Delete");
+  CHECK(str(made.json(), {"volumeBindingMode"}) == "Immediate");
+  auto table = s.http->get(classes, table_accept);
+  REQUIRE(table.status == 200);
+  CHECK(cells(table.json()) ==
+        std::vector<std::string>{"standard (default)", "kozmo.io/local-path", "Delete", "Immediate", "false", cells(table.json())[5]});
+
+  auto none = s.http->post(classes, R"({"metadata":{"name":"x"}})");
+  REQUIRE(none.status == 422);
+  CHECK_THAT(str(none.json(), {"message"}), Catch::Contains("provisioner: Required value"));
+  auto policy = s.http->post(classes, class_body("y", false, R"(,"reclaimPolicy":"Recycle","volumeBindingMode":"Later")"));
+  REQUIRE(policy.status == 422);
+  CHECK_THAT(str(policy.json(), {"message"}), Catch::Contains("reclaimPolicy: Unsupported value: \"Recycle\""));
+  CHECK_THAT(str(policy.json(), {"message"}), Catch::Contains("volumeBindingMode: Unsupported value: \"Later\""));
+  std::string many = R"(,"parameters":{)";
+  for (int i = 0; i < 513; ++i)
+    many += (i ? "," : "") + std::string("\"k") + std::to_string(i) + "\":\"v\"";
+  auto params = s.http->post(classes, class_body("z", false, many + "}"));
+  REQUIRE(params.status == 422);
+  CHECK_THAT(str(params.json(), {"message"}), Catch::Contains("may not have more than 512 entries"));
+
+  auto moved = s.http->patch(classes + "/standard", R"({"provisioner":"example.com/nfs"})", "application/merge-patch+json");
+  REQUIRE(moved.status == 422);
+  CHECK_THAT(str(moved.json(), {"message"}), Catch::Contains("updates to provisioner are forbidden."));
+}
+
+TEST_CASE("a claim created without storageClassName gets the default class; \"\" asks for none") {
+  running_server s;
+  auto before = s.http->post(claims, claim_body("early"));
+  REQUIRE(before.status == 201);
+  CHECK(before.json().at_path({"spec", "storageClassName"}) == nullptr); // no default class yet
+  REQUIRE(s.http->post(classes, class_body("fast", false)).status == 201);
+  REQUIRE(s.http->post(classes, class_body("standard", true)).status == 201);
+  auto plain = s.http->post(claims, claim_body("plain"));
+  REQUIRE(plain.status == 201);
+  CHECK(str(plain.json(), {"spec", "storageClassName"}) == "standard");
+  auto none = s.http->post(claims, claim_body("none", R"("storageClassName":"",)"));
+  REQUIRE(none.status == 201);
+  CHECK(str(none.json(), {"spec", "storageClassName"}).empty());
+  auto chosen = s.http->post(claims, claim_body("chosen", R"("storageClassName":"fast",)"));
+  REQUIRE(chosen.status == 201);
+  CHECK(str(chosen.json(), {"spec", "storageClassName"}) == "fast");
+}

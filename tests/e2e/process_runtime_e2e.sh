@@ -152,6 +152,62 @@ eventually "the secret pod succeeds" '^Succeeded$' phase secretive
 expect "the secret is a file and an env var, the field ref the pod's name" 'file=s3cr3t env=s3cr3t pod=secretive' k logs secretive
 expect "the secret volume is read-only with the item's mode" 'read-only.*400' sh -c "kubectl logs secretive | tr '\n' ' '"
 
+# Claims: the default StorageClass provisions a directory for a claim without a class, two pods
+# share it (the second reads what the first wrote, as TrainJob initializers and trainers do), and
+# deleting the claim deletes its volume and directory. A claim nothing provisions keeps its pod
+# in ContainerCreating.
+# claim NAME SIZE [EXTRA-SPEC-LINE]: a claim manifest.
+claim() { printf 'apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: %s}\nspec:\n  accessModes: [ReadWriteMany]\n  resources: {requests: {storage: %s}}\n%s\n' "$1" "$2" "${3:-}"; }
+# claim_pod NAME CLAIM READ-ONLY COMMAND: a pod mounting CLAIM at $WORK/mnt/ws-NAME.
+claim_pod() {
+  pod "$1" Never; cat <<EOF
+  containers:
+  - name: main
+    image: busybox
+    command: [sh, -c, '$4']
+    volumeMounts: [{name: ws, mountPath: $WORK/mnt/ws-$1}]
+  volumes: [{name: ws, persistentVolumeClaim: {claimName: $2, readOnly: $3}}]
+EOF
+}
+expect "kozmo local has the default StorageClass standard" '^standard \(default\) +kozmo.io/local-path +Delete +Immediate' \
+  k get storageclass --no-headers
+expect_fail "a StorageClass without a provisioner is refused" 'provisioner: Required value' \
+  sh -c "printf 'apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: broken}\n' | kubectl create -f -"
+claim workspace 1Gi | k create -f - >/dev/null
+expect "a claim without storageClassName gets the default class" '^standard$' k get pvc workspace -o 'jsonpath={.spec.storageClassName}'
+PVC_UID=$(k get pvc workspace -o 'jsonpath={.metadata.uid}')
+eventually "the claim is Bound to the volume provisioned for it" "^Bound pvc-$PVC_UID\$" \
+  k get pvc workspace -o 'jsonpath={.status.phase} {.spec.volumeName}'
+expect "the volume is a directory under the data dir, reclaimed by deletion" "^$WORK/data/volumes/pvc-$PVC_UID Delete 1Gi\$" \
+  k get pv "pvc-$PVC_UID" -o 'jsonpath={.spec.hostPath.path} {.spec.persistentVolumeReclaimPolicy} {.spec.capacity.storage}'
+claim_pod initializer workspace false "echo dataset-v1 > $WORK/mnt/ws-initializer/data.txt" | k create -f - >/dev/null
+eventually "a pod writing into the claim succeeds" '^Succeeded$' phase initializer
+claim_pod trainer workspace true "cat $WORK/mnt/ws-trainer/data.txt; touch $WORK/mnt/ws-trainer/x 2>/dev/null || echo read-only" |
+  k create -f - >/dev/null
+eventually "a second pod on the claim succeeds" '^Succeeded$' phase trainer
+expect "it read what the first wrote, through a read-only claim" '^dataset-v1 read-only $' sh -c "kubectl logs trainer | tr '\n' ' '"
+k delete pod initializer trainer --wait=false >/dev/null
+k delete pvc workspace --wait=false >/dev/null
+eventually "deleting the claim deletes its volume" 'NotFound' k get pv "pvc-$PVC_UID"
+eventually "and its directory" '^gone$' sh -c "test -e '$WORK/data/volumes/pvc-$PVC_UID' && echo there || echo gone"
+printf 'apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: nas}\nprovisioner: example.com/nfs\n' |
+  k create -f - >/dev/null
+claim elsewhere 1Gi "  storageClassName: nas" | k create -f - >/dev/null
+claim_pod stuck elsewhere false "true" | k create -f - >/dev/null
+eventually "a claim of another provisioner's class waits, saying so" "ExternalProvisioning .*external provisioner 'example.com/nfs'" \
+  k get events --field-selector involvedObject.name=elsewhere -o 'custom-columns=R:.reason,M:.message' --no-headers
+eventually "its pod waits in ContainerCreating with a FailedMount naming the claim" \
+  'persistentvolumeclaim "elsewhere" is not bound' \
+  k get events --field-selector involvedObject.name=stuck,reason=FailedMount -o 'jsonpath={.items[*].message}'
+expect "the pod is still Pending in ContainerCreating" '^Pending ContainerCreating$' \
+  k get pod stuck -o 'jsonpath={.status.phase} {.status.containerStatuses[0].state.waiting.reason}'
+claim huge 2Pi | k create -f - >/dev/null
+eventually "a claim over the provisioner's limit is refused with an Event" 'ProvisioningFailed .*2Pi is more than kozmo.io/local-path accepts \(1Pi\)' \
+  k get events --field-selector involvedObject.name=huge -o 'custom-columns=R:.reason,M:.message' --no-headers
+printf 'apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: nas-by-hand}\nspec:\n  storageClassName: nas\n  capacity: {storage: 1Gi}\n  accessModes: [ReadWriteMany]\n  hostPath: {path: %s}\n' \
+  "$WORK/nas" | k create -f - >/dev/null
+eventually "once a volume is made for the claim, the kubelet tries again and the pod runs" '^Succeeded$' phase stuck
+
 # Termination messages: the file, and the log tail with FallbackToLogsOnError.
 { pod farewell Never; cat <<EOF
   containers:

@@ -114,6 +114,7 @@ kind: PersistentVolumeClaim
 metadata:
   name: lonely
 spec:
+  storageClassName: ""   # no class: the default class would provision a volume for it
   accessModes: [ReadWriteOnce]
   resources:
     requests:

@@ -225,7 +225,7 @@ TEST_CASE("a pod's run spec: command, env sources, mounts, volumes; no command i
       "volumes": [{"name": "work", "emptyDir": {}},
                   {"name": "creds", "secret": {"secretName": "db", "defaultMode": 256,
                                                "items": [{"key": "password", "path": "pw/file"}]}},
-                  {"name": "host", "hostPath": {"path": "/"}}]}})json");
+                  {"name": "share", "nfs": {"server": "nas", "path": "/"}}]}})json");
   REQUIRE(pod);
   auto spec = parse_run_spec(*pod);
   REQUIRE(spec);
@@ -265,9 +265,10 @@ TEST_CASE("a pod's run spec: command, env sources, mounts, volumes; no command i
   REQUIRE(files);
   CHECK(*files == std::vector<volume_file>{{"pw/file", "s3cr3t", 256}});
   CHECK(volume_files(spec->volumes[0], objects)->empty());
-  auto host = volume_files(spec->volumes[2], objects);
-  REQUIRE(!host);
-  CHECK(host.err().message.find("hostPath") != std::string::npos);
+  auto nfs = volume_files(spec->volumes[2], objects);
+  REQUIRE(!nfs);
+  CHECK(nfs.err().message == "volume \"share\": the process runtime supports emptyDir, secret, configMap, "
+                             "persistentVolumeClaim and hostPath volumes, not nfs");
   objects[{object_ref::kind::secret, "db"}] = std::nullopt;
   CHECK(volume_files(spec->volumes[1], objects).err().message ==
         "MountVolume.SetUp failed for volume \"creds\" : secret \"db\" not found");

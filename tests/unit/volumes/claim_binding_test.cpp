@@ -60,7 +60,7 @@ TEST_CASE("two claims never get the same volume in one pass") {
 TEST_CASE("storage class, access modes, volume mode and selector must all match") {
   auto cls = plan_pass({pvc("c", "1Gi", R"(,"storageClassName":"fast")")}, {pv("slow", "10Gi", R"(,"storageClassName":"slow")")});
   CHECK(cls.binds.empty());
-  CHECK_THAT(wait_of(cls, "ml/c"), Catch::Contains("in storage class \"fast\""));
+  CHECK(wait_of(cls, "ml/c") == "ProvisioningFailed: storageclass.storage.k8s.io \"fast\" not found");
 
   auto modes = plan_pass({pvc("m", "1Gi", "", R"(["ReadOnlyMany"])")}, {pv("rw", "10Gi")});
   CHECK(modes.binds.empty());
@@ -112,6 +112,116 @@ TEST_CASE("a bound claim whose volume was deleted is Lost") {
   auto r = plan_pass({c}, {});
   REQUIRE(r.claim_phases.size() == 1);
   CHECK(r.claim_phases[0].phase == "Lost");
+}
+
+namespace {
+
+provisioning local_path(const std::string& dir = "/work/volumes") {
+  provisioning p;
+  p.classes = {storage_class{"standard", local_path_provisioner, "Delete"},
+               storage_class{"ebs", "ebs.csi.aws.com", "Delete"}};
+  p.volumes_dir = dir;
+  return p;
+}
+
+claim standard_pvc(const std::string& name, const std::string& size, const std::string& extra_spec = "") {
+  return pvc(name, size, R"(,"storageClassName":"standard")" + extra_spec, R"(["ReadWriteMany"])");
+}
+
+} // namespace
+
+TEST_CASE("a claim of a local-path class that no volume satisfies gets a volume of its own, pre-bound to it") {
+  auto r = plan_pass({standard_pvc("initializer-job", "20Gi")}, {pv("small", "1Gi", R"(,"storageClassName":"standard")")},
+                     local_path());
+  CHECK(r.binds.empty());
+  CHECK(r.waits.empty());
+  REQUIRE(r.provisions.size() == 1);
+  const auto& made = r.provisions[0];
+  CHECK(made.claim_key == "ml/initializer-job");
+  CHECK(made.volume == "pvc-uid-initializer-job");
+  CHECK(made.directory == "/work/volumes/pvc-uid-initializer-job");
+  auto v = volume_from(made.object);
+  CHECK(v.name == "pvc-uid-initializer-job");
+  CHECK(v.storage_class == "standard");
+  CHECK(v.capacity == *k8s::quantity::parse("20Gi"));
+  CHECK(v.access_modes == std::vector<std::string>{"ReadWriteMany"});
+  CHECK(v.reclaim_policy == "Delete");
+  CHECK(v.host_path == made.directory);
+  CHECK(v.provisioned_by == "kozmo.io/local-path");
+  REQUIRE(v.bound_to);
+  CHECK(v.bound_to->ns == "ml");
+  CHECK(v.bound_to->name == "initializer-job");
+  CHECK(v.bound_to->uid == "uid-initializer-job");
+
+  SECTION("the next pass binds the claim to it, and makes nothing more") {
+    v.phase = "Pending";
+    auto next = plan_pass({standard_pvc("initializer-job", "20Gi")}, {v}, local_path());
+    CHECK(bound_volume(next, "ml/initializer-job") == "pvc-uid-initializer-job");
+    CHECK(next.provisions.empty());
+  }
+  SECTION("a volume of that name being deleted is not made again meanwhile") {
+    v.deleting = true;
+    auto next = plan_pass({standard_pvc("initializer-job", "20Gi")}, {v}, local_path());
+    CHECK(next.provisions.empty());
+    CHECK(next.binds.empty());
+  }
+}
+
+TEST_CASE("a free volume that satisfies the claim is used before one is provisioned") {
+  auto r = plan_pass({standard_pvc("data", "5Gi")},
+                     {pv("made-by-hand", "10Gi", R"(,"storageClassName":"standard")")}, local_path());
+  CHECK(bound_volume(r, "ml/data") == "made-by-hand");
+  CHECK(r.provisions.empty());
+}
+
+TEST_CASE("claims the local-path provisioner cannot serve wait and say why, and nothing is made") {
+  auto ext = plan_pass({pvc("e", "1Gi", R"(,"storageClassName":"ebs")")}, {}, local_path());
+  CHECK_THAT(wait_of(ext, "ml/e"), Catch::StartsWith("ExternalProvisioning: Waiting for a volume to be created either "
+                                                     "by the external provisioner 'ebs.csi.aws.com'"));
+  auto block = plan_pass({standard_pvc("b", "1Gi", R"(,"volumeMode":"Block")")}, {}, local_path());
+  CHECK(wait_of(block, "ml/b") == "ProvisioningFailed: failed to provision volume with StorageClass \"standard\": "
+                                  "kozmo.io/local-path provisions Filesystem volumes only, not Block");
+  auto sel = plan_pass({standard_pvc("s", "1Gi", R"(,"selector":{"matchLabels":{"a":"b"}})")}, {}, local_path());
+  CHECK_THAT(wait_of(sel, "ml/s"), Catch::EndsWith("claim Selector is not supported"));
+  auto huge = plan_pass({standard_pvc("h", "2Pi")}, {}, local_path());
+  CHECK_THAT(wait_of(huge, "ml/h"), Catch::Contains("is more than kozmo.io/local-path accepts (1Pi)"));
+  auto at_limit = plan_pass({standard_pvc("l", "1Pi")}, {}, local_path());
+  CHECK(at_limit.provisions.size() == 1);
+  auto no_dir = plan_pass({standard_pvc("d", "1Gi")}, {}, local_path(""));
+  CHECK_THAT(wait_of(no_dir, "ml/d"), Catch::Contains("has no directory for volumes"));
+  auto no_class = plan_pass({pvc("n", "1Gi")}, {}, local_path());
+  CHECK(wait_of(no_class, "ml/n") ==
+        "FailedBinding: no persistent volumes available for this claim and no storage class is set");
+  for (const auto* r : {&ext, &block, &sel, &huge, &no_dir, &no_class})
+    CHECK(r->provisions.empty());
+}
+
+TEST_CASE("a provisioned volume goes with its claim, and only its own directory is removed") {
+  auto made = plan_pass({standard_pvc("data", "1Gi")}, {}, local_path()).provisions.at(0);
+  auto v = volume_from(made.object);
+  v.phase = "Bound";
+  auto after = plan_pass({}, {v}, local_path());
+  CHECK(after.delete_volumes == std::vector<std::string>{"pvc-uid-data"});
+  CHECK(directory_of_deleted(v, "/work/volumes") == std::optional<std::string>("/work/volumes/pvc-uid-data"));
+
+  auto by_hand = pv("mine", "1Gi", R"(,"persistentVolumeReclaimPolicy":"Delete")");
+  CHECK_FALSE(directory_of_deleted(by_hand, "/work/volumes")); // hostPath /d is the user's
+  auto elsewhere = v;
+  elsewhere.host_path = "/home/me/data";
+  CHECK_FALSE(directory_of_deleted(elsewhere, "/work/volumes"));
+  auto sneaky = v;
+  sneaky.name = "..";
+  sneaky.host_path = "/work/volumes/..";
+  CHECK_FALSE(directory_of_deleted(sneaky, "/work/volumes"));
+  CHECK_FALSE(directory_of_deleted(v, ""));
+}
+
+TEST_CASE("a StorageClass reads as its name, provisioner and reclaim policy") {
+  auto sc = class_from(doc(R"({"metadata":{"name":"standard"},"provisioner":"kozmo.io/local-path"})"));
+  CHECK(sc.name == "standard");
+  CHECK(sc.provisioner == "kozmo.io/local-path");
+  CHECK(sc.reclaim_policy == "Delete");
+  CHECK(class_from(doc(R"({"metadata":{"name":"k"},"provisioner":"p","reclaimPolicy":"Retain"})")).reclaim_policy == "Retain");
 }
 
 TEST_CASE("a quota counts live pods' requests and limits, and claims' storage") {
