@@ -6,6 +6,7 @@
 #include "k8s/client/config.hpp"
 
 #include <algorithm>
+#include <array>
 #include <set>
 
 namespace kozmo::kubelet {
@@ -69,6 +70,12 @@ container_run_spec parse_container(const json::value& c, bool init) {
   if (const auto* env = c.find("env"); env && env->is_array())
     for (const auto& e : env->as_array())
       out.env.push_back(parse_env(e));
+  if (const auto* from = c.find("envFrom"); from && from->is_array())
+    for (const auto& f : from->as_array()) {
+      for (auto [key, secret] : {std::pair{"secretRef", true}, std::pair{"configMapRef", false}})
+        if (const auto* r = f.find(key); r && r->is_object())
+          out.env_from.push_back({secret, r->get_string("name"), f.get_string("prefix"), flag_of(*r, "optional")});
+    }
   if (const auto* mounts = c.find("volumeMounts"); mounts && mounts->is_array())
     for (const auto& m : mounts->as_array())
       out.mounts.push_back({m.get_string("name"), m.get_string("mountPath"), m.get_string("subPath"),
@@ -147,8 +154,9 @@ std::optional<std::string> key_of(const json::value& obj, object_ref::kind k, co
 
 std::vector<std::string> keys_of(const json::value& obj, object_ref::kind k) {
   std::set<std::string> keys;
-  for (const char* field : k == object_ref::kind::secret ? std::initializer_list<const char*>{"data", "stringData"}
-                                                         : std::initializer_list<const char*>{"data", "binaryData"})
+  // (Not a ternary of two initializer lists: their arrays would die before the loop ran.)
+  const std::array<const char*, 2> fields{"data", k == object_ref::kind::secret ? "stringData" : "binaryData"};
+  for (const char* field : fields)
     if (const auto* d = obj.find(field); d && d->is_object())
       for (const auto& [key, _] : d->as_object())
         keys.insert(key);
@@ -215,6 +223,9 @@ expected<pod_run_spec> parse_run_spec(const json::value& pod) {
 std::vector<object_ref> referenced_objects(const pod_run_spec& spec) {
   std::set<object_ref> refs;
   for (const auto& c : spec.containers)
+    for (const auto& f : c.env_from)
+      refs.insert({f.secret ? object_ref::kind::secret : object_ref::kind::config_map, f.object});
+  for (const auto& c : spec.containers)
     for (const auto& e : c.env) {
       if (e.source.what == env_source::kind::secret_key)
         refs.insert({object_ref::kind::secret, e.source.object});
@@ -267,6 +278,17 @@ expected<std::vector<std::pair<std::string, std::string>>> resolve_env(const con
   std::vector<std::pair<std::string, std::string>> out;
   std::string ns = pod.at_path({"metadata", "namespace"}) ? json::scalar_text(*pod.at_path({"metadata", "namespace"}))
                                                            : std::string("default");
+  for (const auto& f : c.env_from) { // every key, as a kubelet sets them before `env`
+    auto k = f.secret ? object_ref::kind::secret : object_ref::kind::config_map;
+    const auto* obj = fetched(objects, k, f.object);
+    if (!obj) {
+      if (f.optional)
+        continue;
+      return error::bad_request(std::string(kind_word(k)) + " \"" + f.object + "\" not found");
+    }
+    for (const auto& key : keys_of(*obj, k))
+      out.emplace_back(f.prefix + key, *key_of(*obj, k, key));
+  }
   for (const auto& e : c.env) {
     const auto& s = e.source;
     std::string value;

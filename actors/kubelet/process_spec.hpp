@@ -39,6 +39,14 @@ struct env_entry {
   env_source source;
 };
 
+// envFrom: every key of a Secret or ConfigMap as a variable (prefix + key), before `env`.
+struct env_from_spec {
+  bool secret = false; // else a ConfigMap
+  std::string object;
+  std::string prefix;
+  bool optional = false;
+};
+
 struct volume_mount_spec {
   std::string volume;
   std::string mount_path;
@@ -53,6 +61,7 @@ struct container_run_spec {
   std::vector<std::string> command;
   std::vector<std::string> args;
   std::vector<env_entry> env;
+  std::vector<env_from_spec> env_from;
   std::string working_dir;
   std::vector<volume_mount_spec> mounts;
   std::string termination_message_path = "/dev/termination-log";

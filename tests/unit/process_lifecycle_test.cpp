@@ -333,3 +333,33 @@ TEST_CASE("container logs are CRI lines: written by the kubelet, read back as ou
   CHECK(pod_logs::decode_cri("garbage\n", false).empty());
   CHECK(pod_logs::container_log("/w/logs/pods", "ns", "p", "u", "main", 2) == "/w/logs/pods/ns_p_u/main/2.log");
 }
+
+TEST_CASE("envFrom sets every key of a Secret or ConfigMap with its prefix, before env, which wins") {
+  auto pod = json::parse(R"json({"metadata": {"name": "p", "namespace": "ns"}, "spec": {"containers": [
+      {"name": "c", "image": "busybox", "command": ["true"],
+       "envFrom": [{"secretRef": {"name": "s3-creds"}}, {"prefix": "CFG_", "configMapRef": {"name": "cfg", "optional": true}}],
+       "env": [{"name": "AWS_REGION", "value": "eu"}, {"name": "AWS_ACCESS_KEY_ID", "value": "override"}]}]}})json");
+  REQUIRE(pod);
+  auto spec = parse_run_spec(*pod);
+  REQUIRE(spec);
+  const auto& c = spec->containers[0];
+  CHECK(referenced_objects(*spec) ==
+        std::vector<object_ref>{{object_ref::kind::secret, "s3-creds"}, {object_ref::kind::config_map, "cfg"}});
+  fetched_objects objects;
+  objects[{object_ref::kind::config_map, "cfg"}] = std::nullopt; // optional: nothing
+  objects[{object_ref::kind::secret, "s3-creds"}] = std::nullopt;
+  CHECK(resolve_env(c, *pod, objects).err().message == "secret \"s3-creds\" not found");
+  // "S3RVER" and "c2VjcmV0" ("secret")
+  objects[{object_ref::kind::secret, "s3-creds"}] =
+      *json::parse(R"({"data": {"AWS_ACCESS_KEY_ID": "UzNSVkVS", "AWS_SECRET_ACCESS_KEY": "c2VjcmV0"}})");
+  objects[{object_ref::kind::config_map, "cfg"}] = *json::parse(R"({"data": {"MODE": "fast"}})");
+  auto env = resolve_env(c, *pod, objects);
+  REQUIRE(env);
+  std::map<std::string, std::string> vars;
+  for (const auto& [k, v] : *env)
+    vars[k] = v; // the last definition wins, as in the process's environment
+  CHECK(vars["AWS_SECRET_ACCESS_KEY"] == "secret");
+  CHECK(vars["CFG_MODE"] == "fast");
+  CHECK(vars["AWS_ACCESS_KEY_ID"] == "override");
+  CHECK(vars["AWS_REGION"] == "eu");
+}
