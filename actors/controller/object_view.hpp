@@ -6,10 +6,12 @@
 // watch's older echo must not roll the view back.
 #pragma once
 
+#include <algorithm>
 #include <charconv>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace kozmo::controller {
 
@@ -46,6 +48,21 @@ struct object_view {
     auto it = items.find(obj.metadata.name);
     if (it != items.end() && it->second->metadata.uid == obj.metadata.uid)
       items.erase(it);
+  }
+  // A watch event of an owned object in namespace `ns`: applied, and a deleted object leaves the
+  // child's expectations (`deleting`: uids it deleted and may still see). Returns whether it was
+  // for this view (then a pass is due).
+  bool take_event(bool deleted, const std::shared_ptr<const T>& obj, const std::string& ns,
+                  std::vector<std::string>& deleting) {
+    if (!obj || obj->metadata.namespace_ != ns)
+      return false;
+    if (deleted) {
+      erase(*obj);
+      deleting.erase(std::remove(deleting.begin(), deleting.end(), obj->metadata.uid), deleting.end());
+    } else {
+      upsert(obj);
+    }
+    return true;
   }
 };
 

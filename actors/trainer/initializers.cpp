@@ -8,12 +8,6 @@ namespace {
 inline constexpr std::string_view automatic_claim = "initializer";
 inline constexpr std::string_view workspace = "/workspace";
 
-json::value owner(const train_job& job) {
-  return json::object{{"apiVersion", std::string(api_version)}, {"kind", std::string(kind_trainjob)},
-                      {"name", job.metadata.name},        {"uid", job.metadata.uid},
-                      {"controller", true},               {"blockOwnerDeletion", true}};
-}
-
 json::value claim_object(const train_job& job, json::value tmpl, bool retain) {
   json::value& meta = tmpl["metadata"];
   if (!meta.is_object())
@@ -26,7 +20,7 @@ json::value claim_object(const train_job& job, json::value tmpl, bool retain) {
     labels = json::object{};
   labels[label::jobset_name] = job.metadata.name;
   if (!retain)
-    meta["ownerReferences"] = json::array{owner(job)};
+    meta["ownerReferences"] = json::array{owner_reference(job)};
   tmpl["apiVersion"] = "v1";
   tmpl["kind"] = "PersistentVolumeClaim";
   tmpl.as_object().erase("status");

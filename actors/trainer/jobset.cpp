@@ -39,12 +39,6 @@ bool is_trainer_step(const runtime_spec& rt, const replicated_job& rj) {
   return any_labelled ? ancestor_of(rj) == step::trainer : rj.name == step::node;
 }
 
-json::value controller_ref(const train_job& job) {
-  return json::object{{"apiVersion", std::string(api_version)}, {"kind", std::string(kind_trainjob)},
-                      {"name", job.metadata.name},        {"uid", job.metadata.uid},
-                      {"controller", true},               {"blockOwnerDeletion", true}};
-}
-
 // Rule 3: the patches' entries for replicated job `name`, laid over its Job template in order.
 expected<json::value> patched_job_template(const train_job& job, const replicated_job& rj) {
   json::value tmpl = rj.job_template;
@@ -289,7 +283,7 @@ expected<jobset> realise(const train_job& job, const runtime_spec& rt, const opt
           add_absent(labels, p.template_patch.at_path({"metadata", "labels"}));
           add_absent(ann, p.template_patch.at_path({"metadata", "annotations"}));
         }
-        meta["ownerReferences"] = json::array{controller_ref(job)};
+        meta["ownerReferences"] = json::array{owner_reference(job)};
 
         json::value spec = pod_tmpl && pod_tmpl->find("spec") && pod_tmpl->find("spec")->is_object()
                                ? *pod_tmpl->find("spec")
@@ -413,7 +407,7 @@ expected<jobset> realise(const train_job& job, const runtime_spec& rt, const opt
       {"metadata", json::object{{"name", name},
                                 {"namespace", job.metadata.namespace_},
                                 {"labels", json::object{{std::string(label::jobset_name), name}}},
-                                {"ownerReferences", json::array{controller_ref(job)}}}},
+                                {"ownerReferences", json::array{owner_reference(job)}}}},
       {"spec", json::object{{"clusterIP", "None"},
                             {"publishNotReadyAddresses", true},
                             {"selector", json::object{{std::string(label::jobset_name), name}}}}}};

@@ -5,17 +5,11 @@
 namespace kozmo::trainer {
 namespace {
 
-json::value owner(const train_job& job) {
-  return json::object{{"apiVersion", std::string(api_version)}, {"kind", std::string(kind_trainjob)},
-                      {"name", job.metadata.name},        {"uid", job.metadata.uid},
-                      {"controller", true},               {"blockOwnerDeletion", true}};
-}
-
 json::value meta(const train_job& job, const std::string& name) {
   return json::object{{"name", name},
                       {"namespace", job.metadata.namespace_},
                       {"labels", json::object{{std::string(label::jobset_name), job.metadata.name}}},
-                      {"ownerReferences", json::array{owner(job)}}};
+                      {"ownerReferences", json::array{owner_reference(job)}}};
 }
 
 void add_named(json::value& parent, std::string_view key, json::value item) {

@@ -314,6 +314,12 @@ expected<runtime_spec> decode_runtime(const json::value& document) {
   return rt;
 }
 
+json::value owner_reference(const std::string& name, const std::string& uid) {
+  return json::object{{"apiVersion", std::string(api_version)}, {"kind", std::string(kind_trainjob)},
+                      {"name", name},         {"uid", uid},
+                      {"controller", true},   {"blockOwnerDeletion", true}};
+}
+
 json::value snapshot_document(const json::value& runtime_document) {
   json::value out = json::object{};
   out["apiVersion"] = std::string(api_version);

@@ -142,6 +142,12 @@ expected<train_job> decode_train_job(const k8s::custom_object& object);
 // A runtime as stored: the object's document (TrainingRuntime or ClusterTrainingRuntime).
 expected<runtime_spec> decode_runtime(const json::value& document);
 
+// The TrainJob as the controller owner of what it makes (pods, Service, ConfigMaps, Secret, claims).
+json::value owner_reference(const std::string& name, const std::string& uid);
+inline json::value owner_reference(const train_job& job) {
+  return owner_reference(job.metadata.name, job.metadata.uid);
+}
+
 // The runtime as the snapshot keeps it (kind, name, framework label, spec), and back.
 json::value snapshot_document(const json::value& runtime_document);
 

@@ -202,16 +202,9 @@ void on_other(trainjob_actor* self, const controller::owned_event& ev) {
 
 template <class T>
 void on_owned(trainjob_actor* self, controller::object_view<T>& view, const object_event<T>& ev) {
-  if (!ev.object || ev.object->metadata.namespace_ != self->state.job->metadata.namespace_)
-    return;
-  if (ev.type == watch::event_type::deleted) {
-    view.erase(*ev.object);
-    auto& d = self->state.deleting;
-    d.erase(std::remove(d.begin(), d.end(), ev.object->metadata.uid), d.end());
-  } else {
-    view.upsert(ev.object);
-  }
-  self->state.loop.request();
+  auto& st = self->state;
+  if (view.take_event(ev.type == watch::event_type::deleted, ev.object, st.job->metadata.namespace_, st.deleting))
+    st.loop.request();
 }
 
 caf::behavior trainjob_behavior(trainjob_actor* self, std::shared_ptr<const child_config> cfg,

@@ -64,12 +64,7 @@ std::optional<json::value> runtime_document(pass& p, const train_job& job) {
        json::object{{"name", snapshot_name(p.name)},
                     {"namespace", p.ns},
                     {"labels", json::object{{std::string(label::jobset_name), p.name}}},
-                    {"ownerReferences", json::array{json::object{{"apiVersion", std::string(api_version)},
-                                                                 {"kind", std::string(kind_trainjob)},
-                                                                 {"name", p.name},
-                                                                 {"uid", p.uid},
-                                                                 {"controller", true},
-                                                                 {"blockOwnerDeletion", true}}}}}},
+                    {"ownerReferences", json::array{owner_reference(p.name, p.uid)}}}},
       {"data", json::object{{"runtime.json", json::dump(doc)}}}};
   p.create("configmaps", std::move(cm));
   return doc;

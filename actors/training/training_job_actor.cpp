@@ -244,16 +244,9 @@ void on_job(job_actor* self, const object_event<k8s::custom_object>& ev) {
 
 template <class T>
 void on_owned(job_actor* self, controller::object_view<T>& view, const object_event<T>& ev) {
-  if (!ev.object || ev.object->metadata.namespace_ != self->state.job->metadata.namespace_)
-    return;
-  if (ev.type == watch::event_type::deleted) {
-    view.erase(*ev.object);
-    auto& d = self->state.deleting;
-    d.erase(std::remove(d.begin(), d.end(), ev.object->metadata.uid), d.end());
-  } else {
-    view.upsert(ev.object);
-  }
-  request_reconcile(self);
+  auto& st = self->state;
+  if (view.take_event(ev.type == watch::event_type::deleted, ev.object, st.job->metadata.namespace_, st.deleting))
+    request_reconcile(self);
 }
 
 // The MPI hostfile ConfigMap "<job>-config", or the launcher's ServiceAccount, Role or

@@ -59,6 +59,27 @@ spec:
                   command: [echo, runtime]
 )";
 
+// torch with a dataset initializer the trainer waits for (dependsOn Complete).
+inline const char* init_runtime = R"(
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: torch-distributed}
+spec:
+  mlPolicy: {numNodes: 1, torch: {}}
+  template:
+    spec:
+      replicatedJobs:
+      - name: dataset-initializer
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: dataset-initializer}}
+          spec: {template: {spec: {containers: [{name: dataset-initializer, image: ghcr.io/kubeflow/trainer/dataset-initializer}]}}}
+      - name: node
+        dependsOn: [{name: dataset-initializer, status: Complete}]
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec: {template: {spec: {containers: [{name: node, image: torch}]}}}
+)";
+
 inline std::string trainjob(const std::string& spec_extra, const std::string& name = "mnist") {
   return "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n  name: " + name +
          "\n  namespace: team\n  uid: uid-" + name + "\n  resourceVersion: \"1\"\n  creationTimestamp: \"2027-01-15T08:00:00Z\"\n"

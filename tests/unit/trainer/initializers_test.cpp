@@ -6,26 +6,6 @@ using namespace trainer_test;
 
 namespace {
 
-const char* init_runtime = R"(
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata: {name: torch-distributed}
-spec:
-  mlPolicy: {numNodes: 1, torch: {}}
-  template:
-    spec:
-      replicatedJobs:
-      - name: dataset-initializer
-        template:
-          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: dataset-initializer}}
-          spec: {template: {spec: {containers: [{name: dataset-initializer, image: ghcr.io/kubeflow/trainer/dataset-initializer}]}}}
-      - name: node
-        dependsOn: [{name: dataset-initializer, status: Complete}]
-        template:
-          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
-          spec: {template: {spec: {containers: [{name: node, image: torch}]}}}
-)";
-
 const json::value& container(const json::value& pod) { return pod.at_path({"spec", "containers"})->as_array().front(); }
 
 std::string mount_of(const json::value& pod) {

@@ -69,26 +69,6 @@ spec:
           spec: {template: {spec: {containers: [{name: node, image: xgb}]}}}
 )";
 
-const char* initializer_runtime = R"(
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainingRuntime
-metadata: {name: with-init}
-spec:
-  mlPolicy: {numNodes: 1, torch: {}}
-  template:
-    spec:
-      replicatedJobs:
-      - name: dataset-initializer
-        template:
-          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: dataset-initializer}}
-          spec: {template: {spec: {containers: [{name: dataset-initializer, image: init}]}}}
-      - name: node
-        dependsOn: [{name: dataset-initializer, status: Complete}]
-        template:
-          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
-          spec: {template: {spec: {containers: [{name: node, image: torch}]}}}
-)";
-
 } // namespace
 
 TEST_CASE("a torch TrainJob of 2 nodes is two indexed pods named and labelled as JobSet names them") {
@@ -207,10 +187,10 @@ TEST_CASE("runtime patches merge into the named replicated job's pods, container
 }
 
 TEST_CASE("an initializer step gets STORAGE_URI, its env and its secret as envFrom") {
-  auto set = realised("  runtimeRef: {name: with-init, kind: TrainingRuntime}\n  initializer:\n    dataset:\n"
+  auto set = realised("  initializer:\n    dataset:\n"
                       "      storageUri: s3://bucket/data\n      env: [{name: REGION, value: eu}]\n"
                       "      secretRef: {name: s3-creds}\n",
-                      initializer_runtime);
+                      init_runtime);
   REQUIRE(set.pods.size() == 2);
   const auto& init = set.pods[0].pod;
   CHECK(set.pods[0].rjob == "dataset-initializer");

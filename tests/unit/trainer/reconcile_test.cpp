@@ -169,26 +169,7 @@ TEST_CASE("a TrainJob managed by another controller is left alone") {
 }
 
 TEST_CASE("the trainer waits for its initializer to complete, which is not run again") {
-  const char* runtime = R"(
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata: {name: torch-distributed}
-spec:
-  mlPolicy: {numNodes: 1, torch: {}}
-  template:
-    spec:
-      replicatedJobs:
-      - name: dataset-initializer
-        template:
-          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: dataset-initializer}}
-          spec: {template: {spec: {containers: [{name: dataset-initializer}]}}}
-      - name: node
-        dependsOn: [{name: dataset-initializer, status: Complete}]
-        template:
-          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
-          spec: {template: {spec: {containers: [{name: node}]}}}
-)";
-  world w(trainjob("  initializer: {dataset: {storageUri: 'file:///data'}}\n  trainer: {numNodes: 2}\n"), runtime);
+  world w(trainjob("  initializer: {dataset: {storageUri: 'file:///data'}}\n  trainer: {numNodes: 2}\n"), init_runtime);
   w.step();
   CHECK(w.pods.size() == 1);
   CHECK(w.pods.count("mnist-dataset-initializer-0-0"));
