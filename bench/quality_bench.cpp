@@ -3,14 +3,17 @@
 // scheduler core, beside a quota-only baseline, in one run on the same arrivals.
 //
 //   quality_bench [--trace philly|FILE.csv[.gz]] [--vcs FILE.csv] [--from YYYY-MM-DD] [--days N]
-//                 [--scale S] [--rack-nodes N]
+//                 [--scale S] [--rack-nodes N] [--shortcuts on|off] [--reserve-after SECONDS]
 //
 // Cluster: philly_vc.csv's 11 VCs with their 8-GPU nodes (352), racks of 8 nodes (44; the
 // HiveD config has one cell type per level: GPU -> NODE -> RACK), each VC owning its nodes as
 // RACK.NODE cells. The trace's VC hashes are the same as philly_vc.csv's for those 11; the
 // other 4 hashes (18 jobs in all, 7 in the default window) are dropped and counted.
 // Window: --from 2017-10-01 --days 61 (the Helios window, to 2017-11-30 inclusive).
-// --scale S multiplies every job's duration (S > 1: a busier cluster).
+// --scale S multiplies every job's duration (S > 1: a busier cluster). --shortcuts off runs the
+// core without its counters and queueing hints (scheduler_options::shortcuts, the oracle tests'
+// mode): the decisions must be the same, only slower. --reserve-after S sets the core's
+// head-of-line reservation age (scheduler_options::reserve_after_ms; default 300 s, 0 = never).
 //
 // Policies (each on the same arrivals; quality_replay.hpp's notes define the figures):
 //   kozmo                every job a guaranteed gang (priority 0) in its VC; a gang that does
@@ -44,7 +47,8 @@ int refuse(const std::string& why) {
   std::fprintf(stderr,
                "quality_bench: %s\n"
                "usage: quality_bench [--trace philly|FILE.csv[.gz]] [--vcs FILE.csv] [--from YYYY-MM-DD] [--days N]\n"
-               "                     [--scale S] [--rack-nodes N]\n",
+               "                     [--scale S] [--rack-nodes N] [--shortcuts on|off]\n"
+               "                     [--reserve-after SECONDS]\n",
                why.c_str());
   return 2;
 }
@@ -85,6 +89,8 @@ int main(int argc, char** argv) {
   const std::string philly_dir = std::string(KOZMO_SOURCE_ROOT) + "/../shared/traces/philly-pollux/";
   std::string trace = "philly", vcs_path, from_text = "2017-10-01";
   double days = 61, scale = 1, rack = 8;
+  bool shortcuts = true;
+  double reserve_after = 300;
   for (int a = 1; a < argc; ++a) {
     const std::string flag = argv[a];
     if (a + 1 >= argc) return refuse(flag + " needs a value");
@@ -97,6 +103,12 @@ int main(int argc, char** argv) {
         return refuse("--days must be a whole number of days from 1 to 366");
     } else if (flag == "--scale") {
       if (!read_number(value, 0.01, 100, &scale)) return refuse("--scale must be a number from 0.01 to 100");
+    } else if (flag == "--shortcuts") {
+      if (std::string(value) != "on" && std::string(value) != "off") return refuse("--shortcuts must be on or off");
+      shortcuts = std::string(value) == "on";
+    } else if (flag == "--reserve-after") {
+      if (!read_number(value, 0, 86400, &reserve_after) || reserve_after != std::floor(reserve_after))
+        return refuse("--reserve-after must be whole seconds from 0 (never) to 86400");
     } else if (flag == "--rack-nodes") {
       if (!read_number(value, 1, 64, &rack) || rack != std::floor(rack))
         return refuse("--rack-nodes must be a whole number from 1 to 64");
@@ -124,6 +136,8 @@ int main(int argc, char** argv) {
   o.to = from + static_cast<std::int64_t>(days) * 86400;
   o.scale = scale;
   o.rack_nodes = static_cast<int>(rack);
+  o.shortcuts = shortcuts;
+  o.reserve_after_s = static_cast<std::int64_t>(reserve_after);
   const trace_result t = parse_jobs(trace_text, vcs, o.from, o.to);
   if (!t.error.empty()) return refuse(t.error);
   if (t.jobs.empty()) return refuse("no job of the trace falls in the window from " + from_text);

@@ -38,7 +38,12 @@ public:
   kozmo_replay(scheduler_core core, const std::vector<vc_def>& vcs, const std::vector<job>& jobs,
                const replay_options& o, bool opportunistic)
       : core_(std::move(core)), vcs_(vcs), jobs_(jobs), o_(o), opportunistic_(opportunistic),
-        rec_(vcs, total_nodes(vcs), o), state_(jobs.size()), waiting_guaranteed_(vcs.size(), 0) {}
+        rec_(vcs, total_nodes(vcs), o), state_(jobs.size()), waiting_guaranteed_(vcs.size(), 0) {
+    scheduler_options options;
+    options.shortcuts = o.shortcuts;
+    options.reserve_after_ms = o.reserve_after_s * 1000;
+    core_.set_options(options);
+  }
 
   policy_result run() {
     std::size_t next = 0;

@@ -89,6 +89,8 @@ struct replay_options {
   std::int64_t to = 0;
   double scale = 1.0;    // durations x scale
   int rack_nodes = 8;    // nodes per rack (the largest divisor of the node count up to this)
+  bool shortcuts = true; // scheduler_options::shortcuts (off: the core's oracle mode, slower)
+  std::int64_t reserve_after_s = 300; // scheduler_options::reserve_after_ms / 1000; 0: never
 };
 
 // The policies (the bench's header says what each does).
