@@ -33,7 +33,6 @@ policy_result run_quota_baseline(const std::vector<vc_def>& vcs, const std::vect
   std::vector<running_job> running(jobs.size());
   using end_event = std::pair<std::int64_t, int>;
   std::priority_queue<end_event, std::vector<end_event>, std::greater<>> ends;
-  std::vector<bool> finished(jobs.size(), false);
 
   auto try_start = [&](std::int64_t t) {
     for (std::size_t v = 0; v < vcs.size(); ++v) {
@@ -80,7 +79,6 @@ policy_result run_quota_baseline(const std::vector<vc_def>& vcs, const std::vect
       }
       free_total += jb.gpus;
       rec.running(jb.vc, jb.gpus, true, -1);
-      finished[static_cast<std::size_t>(j)] = true;
     }
     for (; next < jobs.size() && jobs[next].submit == t; ++next) {
       rec.submitted(jobs[next].vc);

@@ -53,7 +53,7 @@ int refuse(const std::string& why) {
   return 2;
 }
 
-// The whole file; a .gz through gzip (Debian's essential set has it). Empty optional on error.
+// The whole file; a .gz through gzip (Debian's essential set has it). False when unreadable.
 bool read_text(const std::string& path, std::string* out) {
   if (path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0) {
     std::ifstream probe(path);

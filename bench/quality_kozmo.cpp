@@ -54,7 +54,7 @@ public:
       while (!ends_.empty() && ends_.top().first == t) {
         const auto [when, key] = ends_.top();
         ends_.pop();
-        finish(key, t);
+        finish(key);
       }
       for (; next < jobs_.size() && jobs_[next].submit == t; ++next) {
         rec_.submitted(jobs_[next].vc);
@@ -128,13 +128,12 @@ private:
     }
   }
 
-  void finish(std::int64_t key, std::int64_t t) {
+  void finish(std::int64_t key) {
     const int j = static_cast<int>(key >> 16), attempt = static_cast<int>(key & 0xffff);
     if (state_[j].attempt != attempt || state_[j].started < 0) return; // a preempted attempt
     release(j);
     state_[j].finished = true;
     rec_.finished(jobs_[j].vc, state_[j].waited);
-    (void)t;
   }
 
   void start(int j, std::int64_t t) {
