@@ -43,7 +43,8 @@ constexpr work_kind work_kinds[] = {
     {"PyTorchJob", "kubeflow.org", "v1", "pytorchjobs"},   {"TFJob", "kubeflow.org", "v1", "tfjobs"},
     {"MPIJob", "kubeflow.org", "v1", "mpijobs"},           {"XGBoostJob", "kubeflow.org", "v1", "xgboostjobs"},
     {"PaddleJob", "kubeflow.org", "v1", "paddlejobs"},     {"JAXJob", "kubeflow.org", "v1", "jaxjobs"},
-    {"Caffe2Job", "kubeflow.org", "v1alpha1", "caffe2jobs"}, {"TaskExecution", "kozmo.io", "v1alpha1", "taskexecutions"},
+    {"Caffe2Job", "kubeflow.org", "v1alpha1", "caffe2jobs"}, {"TrainJob", "trainer.kubeflow.org", "v1alpha1", "trainjobs"},
+    {"TaskExecution", "kozmo.io", "v1alpha1", "taskexecutions"},
 };
 
 // The message of an error answer: HiveD-style {"code", "message"} bodies come back whole.

@@ -160,7 +160,7 @@ std::string task_phase(const json::value& task) {
 }
 
 bool finished_phase(std::string_view phase) {
-  return phase == "Succeeded" || phase == "Failed" || phase == "Aborted";
+  return phase == "Succeeded" || phase == "Failed" || phase == "Aborted" || phase == "Complete"; // TrainJob's
 }
 
 work_item work_item_of(std::string_view kind, const json::value& object, std::int64_t now_unix) {

@@ -122,6 +122,10 @@ TEST_CASE("a job's phase is its last true condition; a task's is status.phase") 
   CHECK(task_phase(*json::parse(R"({"spec": {}})")) == "Pending");
   CHECK(finished_phase("Succeeded"));
   CHECK(finished_phase("Aborted"));
+  CHECK(finished_phase("Complete")); // a TrainJob's
+  auto train_job = *json::parse(R"({"status": {"conditions": [{"type": "Running", "status": "False"},
+      {"type": "Created", "status": "True"}, {"type": "Suspended", "status": "True"}]}})");
+  CHECK(job_phase(train_job) == "Suspended");
   CHECK_FALSE(finished_phase("Running"));
 }
 
