@@ -1,5 +1,7 @@
 #include "actors/trainer/initializers.hpp"
 
+#include "k8s/model/quantity.hpp"
+
 #include <algorithm>
 
 namespace kozmo::trainer {
@@ -90,8 +92,13 @@ expected<claim_plan> plan_claims(const train_job& job, const runtime_spec& rt) {
   bool declared = std::find(out.names.begin(), out.names.end(), automatic_claim) != out.names.end();
   if (wants && !declared) {
     std::string size = "10Gi";
-    if (auto it = job.metadata.annotations.find("kozmo.io/initializer-storage"); it != job.metadata.annotations.end())
+    if (auto it = job.metadata.annotations.find("kozmo.io/initializer-storage"); it != job.metadata.annotations.end()) {
+      auto q = k8s::quantity::parse(it->second);
+      if (!q || q->milli_value() <= 0)
+        return error::invalid("annotation kozmo.io/initializer-storage is \"" + it->second.substr(0, 64) +
+                              "\": write the claim's size as a quantity such as 10Gi");
       size = it->second;
+    }
     json::value tmpl = json::object{
         {"metadata", json::object{{"name", std::string(automatic_claim)}}},
         {"spec", json::object{{"accessModes", json::array{"ReadWriteOnce"}},

@@ -359,7 +359,6 @@ expected<jobset> realise(const train_job& job, const runtime_spec& rt, const opt
     }
   }
 
-  out.gang = out.gang_pods > 0;
   if (rt.ml.kind == framework::mpi) {
     out.mpi = true;
     out.launcher_is_node = rt.ml.run_launcher_as_node;

@@ -88,9 +88,9 @@ struct jobset {
   bool mpi = false;              // mpi.hpp: the hostfile and the SSH keys come with it
   bool launcher_is_node = false;
   json::value hostfile;          // the MPI hostfile ConfigMap
-  bool gang = false;
   int gang_pods = 0;
   int gang_gpus = 0;
+  bool gang() const { return gang_pods > 0; }
 };
 
 expected<jobset> realise(const train_job& job, const runtime_spec& runtime, const options& opt);

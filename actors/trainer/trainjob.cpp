@@ -174,7 +174,6 @@ expected<train_job> decode_train_job(const k8s::custom_object& object) {
       return secs.err();
     job.active_deadline_seconds = *secs;
   }
-  job.managed_by = spec->get_string("managedBy");
   return job;
 }
 

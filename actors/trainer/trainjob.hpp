@@ -89,7 +89,6 @@ struct train_job {
   std::vector<runtime_patch> patches;
   bool suspend = false;
   std::optional<std::int64_t> active_deadline_seconds;
-  std::string managed_by; // "" = this controller
 };
 
 enum class framework { none, torch, mpi, jax, xgboost };

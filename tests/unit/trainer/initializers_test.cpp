@@ -96,3 +96,14 @@ TEST_CASE("a TrainJob with a dataset initializer needs a runtime that has one") 
   CHECK(w.condition("Failed") == "True/InvalidSpec");
   CHECK(w.message("Failed").find("must have a dataset-initializer job") != std::string::npos);
 }
+
+TEST_CASE("the automatic claim's size must be a quantity, else the job fails saying how to write it") {
+  auto spec = std::string("  initializer: {dataset: {storageUri: 'file:///srv/data'}}\n");
+  auto job = trainjob(spec);
+  job.replace(job.find("  uid:"), 0, "  annotations: {kozmo.io/initializer-storage: lots}\n");
+  world w(job, init_runtime);
+  w.step();
+  CHECK(w.condition("Failed") == "True/InvalidSpec");
+  CHECK(w.message("Failed").find("quantity such as 10Gi") != std::string::npos);
+  CHECK(w.claims.empty());
+}

@@ -139,7 +139,7 @@ TEST_CASE("a user may not set a variable the ML policy sets") {
 
 TEST_CASE("GPU nodes are one gang in the TrainJob's virtual cluster, members counted by GPUs") {
   auto set = realised("  trainer:\n    numNodes: 2\n    resourcesPerNode: {limits: {nvidia.com/gpu: 2}}\n");
-  CHECK(set.gang);
+  CHECK(set.gang());
   CHECK(set.gang_gpus == 4);
   const auto& pod = set.pods[0].pod;
   const auto* ann = pod.at_path({"metadata", "annotations"});
