@@ -24,7 +24,7 @@ std::string summary_of(const cell_map& m) {
   std::string s;
   for (const auto& v : m.vcs)
     s += v.name + ' ' + std::to_string(v.guaranteed) + ' ' + std::to_string(v.used) + ' ' + std::to_string(v.free) +
-         ' ' + std::to_string(v.borrowed) + '\n';
+         ' ' + std::to_string(v.borrowed) + ' ' + std::to_string(v.lent) + '\n';
   s += '\n';
   const std::size_t listed = std::min(m.waiting.size(), cell_map_journal::listed_waiting);
   for (std::size_t i = 0; i < listed; ++i) {
@@ -77,7 +77,8 @@ json::object cell_map_journal::head(bool full, std::int64_t now_ms) const {
                                {"guaranteedGPUs", v.guaranteed},
                                {"usedGPUs", v.used},
                                {"freeGPUs", v.free},
-                               {"borrowedGPUs", v.borrowed}});
+                               {"borrowedGPUs", v.borrowed},
+                               {"lentGPUs", v.lent}});
   o.set("virtualClusters", std::move(vcs));
   json::array waiting;
   const std::size_t listed = std::min(map_.waiting.size(), listed_waiting);

@@ -60,6 +60,7 @@ cluster_state::cluster_state(const cluster_model& model)
   const cell_tree& tree = model.tree;
   stamps_.vc.assign(model.vcs.size(), 0);
   unbound_count_.assign(model.vcs.size(), 0);
+  lent_used_.assign(model.vcs.size(), 0);
   for (cell_id id = 0; id < tree.size(); ++id) {
     avail_[id] = tree.at(id).leaf_count;
     if (tree.at(id).children.empty()) ++total_avail_;
@@ -491,12 +492,20 @@ void cluster_state::unbind(int index) {
   bound_at_[c.bound] = -1;
   c.bound = no_cell;
   c.doomed = false;
+  if (c.borrower >= 0) vc_changed(c.borrower);
+  c.borrower = -1;
+  c.borrowed_used = 0;
 }
 
-void cluster_state::add_use(int index, int leaves) {
+void cluster_state::add_use(int index, int leaves, bool borrowed) {
   vc_cell& c = vc_cells[index];
   vc_changed(c.vc);
   c.used += leaves;
+  if (borrowed) {
+    c.borrowed_used += leaves;
+    lent_used_[static_cast<std::size_t>(c.vc)] += leaves;
+    vc_changed(c.borrower);
+  }
   if (!c.pinned) {
     vc_unused_[static_cast<std::size_t>(c.vc)][c.leaf_type] -= leaves;
     vc_unused_[static_cast<std::size_t>(c.vc)][""] -= leaves;
@@ -515,10 +524,16 @@ int cluster_state::vc_unused(int vc, const std::string& leaf_type) const {
   return it == by_type.end() ? 0 : it->second;
 }
 
-void cluster_state::release_use(int index, int leaves) {
+void cluster_state::release_use(int index, int leaves, bool borrowed) {
   vc_cell& c = vc_cells[index];
   vc_changed(c.vc);
   c.used -= leaves;
+  if (borrowed) {
+    c.borrowed_used -= leaves;
+    lent_used_[static_cast<std::size_t>(c.vc)] -= leaves;
+    if (c.borrower >= 0) vc_changed(c.borrower);
+    if (c.borrowed_used == 0) c.borrower = -1;
+  }
   if (!c.pinned) {
     vc_unused_[static_cast<std::size_t>(c.vc)][c.leaf_type] += leaves;
     vc_unused_[static_cast<std::size_t>(c.vc)][""] += leaves;

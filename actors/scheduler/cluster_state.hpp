@@ -51,6 +51,10 @@ struct vc_cell {
   cell_id bound = no_cell;     // the physical cell it stands for now
   bool doomed = false;         // bound to bad hardware because healthy capacity ran out (note 3)
   int used = 0;                // GPUs held inside it by the VC's guaranteed groups
+  // Borrowing (scheduler_core.hpp note 9): the VC whose gangs borrowed this idle cell (-1:
+  // none) and the GPUs they hold in it (part of `used`). Cleared when it is unbound.
+  int borrower = -1;
+  int borrowed_used = 0;
 };
 
 class cluster_state {
@@ -183,9 +187,12 @@ public:
   // lies outside them.
   cell_id smallest_whole(const std::string& leaf_type, int need, int below) const;
   void unbind(int vc_cell_index);
-  // A VC's guaranteed group starts / stops using a virtual cell's GPUs.
-  void add_use(int vc_cell_index, int leaves);
-  void release_use(int vc_cell_index, int leaves);
+  // A VC's guaranteed group starts / stops using a virtual cell's GPUs; `borrowed`: a gang of
+  // the cell's borrower (its use counts in lent_used of the cell's VC).
+  void add_use(int vc_cell_index, int leaves, bool borrowed = false);
+  void release_use(int vc_cell_index, int leaves, bool borrowed = false);
+  // GPUs of a VC's cells that borrowers hold now.
+  int lent_used(int vc) const { return lent_used_[static_cast<std::size_t>(vc)]; }
   // Quota of a VC's unpinned virtual cells that no group uses, of one leaf type ("" = of
   // every type); kept by add_use / release_use.
   int vc_unused(int vc, const std::string& leaf_type) const;
@@ -277,6 +284,7 @@ private:
   std::uint64_t binding_version_ = 0;
   std::vector<cell_id> leaves_scratch_; // bind()'s
   std::vector<std::size_t> unbound_count_;  // per VC: its ordinary cells in unbound_
+  std::vector<int> lent_used_;              // per VC: GPUs borrowers hold in its cells
   bool doom_stale_ = false; // a health change or a release since the last refresh_doomed
 };
 

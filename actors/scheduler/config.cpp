@@ -123,8 +123,46 @@ physical_cluster_spec read_physical_cluster(const YAML::Node& n) {
   return pc;
 }
 
+// `{<cellType>: <count>}`: counts 0..100000 (a count sizes nothing, but a typo of 10^9 is no limit).
+std::map<std::string, int> read_cell_counts(const YAML::Node& n, const std::string& path) {
+  std::map<std::string, int> out;
+  if (absent(n)) return out;
+  if (!n.IsMap()) fail(n, path + " must be a mapping of cell type to count");
+  for (const auto& kv : n) {
+    const auto type = kv.first.as<std::string>();
+    const int count = integer(kv.second, path + "." + type);
+    if (count < 0 || count > 100000) fail(kv.second, path + "." + type + " must be between 0 and 100000");
+    out[type] = count;
+  }
+  return out;
+}
+
+// "30s", "2m", "500ms", "1h" or a bare number of seconds; at most a day.
+std::int64_t read_duration_ms(const YAML::Node& n, const std::string& path) {
+  const auto text = scalar(n, path);
+  std::size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  const std::string unit = text.substr(digits);
+  const std::int64_t scale = unit == "ms" ? 1 : unit == "s" || unit.empty() ? 1000 : unit == "m" ? 60'000
+                             : unit == "h" ? 3'600'000 : 0;
+  if (digits == 0 || digits > 9 || scale == 0)
+    fail(n, path + " must be a duration such as 30s, 2m or 500ms, got '" + text + "'");
+  const std::int64_t ms = std::stoll(text.substr(0, digits)) * scale;
+  if (ms > 86'400'000) fail(n, path + " must be at most 24h, got '" + text + "'");
+  return ms;
+}
+
+borrowing_spec read_borrowing(const YAML::Node& n) {
+  expect_map(n, "borrowing", {"enabled", "reclaimTimeout"});
+  borrowing_spec b;
+  if (absent(n)) return b;
+  if (!absent(get(n, "enabled"))) b.enabled = boolean(get(n, "enabled"), "borrowing.enabled");
+  if (!absent(get(n, "reclaimTimeout"))) b.reclaim_timeout_ms = read_duration_ms(get(n, "reclaimTimeout"), "borrowing.reclaimTimeout");
+  return b;
+}
+
 virtual_cluster_spec read_virtual_cluster(const YAML::Node& n, const std::string& path) {
-  expect_map(n, path, {"virtualCells", "pinnedCells"});
+  expect_map(n, path, {"virtualCells", "pinnedCells", "lendingLimit", "borrowingLimit"});
   virtual_cluster_spec vc;
   if (absent(n)) return vc;
   const auto cells = get(n, "virtualCells");
@@ -144,13 +182,15 @@ virtual_cluster_spec read_virtual_cluster(const YAML::Node& n, const std::string
     expect_map(pinned[i], ppath, {"pinnedCellId"});
     vc.pinned_cells.push_back(scalar(get(pinned[i], "pinnedCellId"), ppath + ".pinnedCellId"));
   }
+  vc.lending_limit = read_cell_counts(get(n, "lendingLimit"), path + ".lendingLimit");
+  vc.borrowing_limit = read_cell_counts(get(n, "borrowingLimit"), path + ".borrowingLimit");
   return vc;
 }
 
 config read_config(const YAML::Node& root) {
   expect_map(root, "", {"kubeApiServerAddress", "kubeConfigFilePath", "webServerAddress",
                         "forcePodBindThreshold", "waitingPodSchedulingBlockMilliSec",
-                        "physicalCluster", "virtualClusters"});
+                        "physicalCluster", "virtualClusters", "borrowing"});
   config cfg;
   if (absent(root)) return cfg;
   cfg.kube_api_server_address = scalar(get(root, "kubeApiServerAddress"), "kubeApiServerAddress");
@@ -162,6 +202,7 @@ config read_config(const YAML::Node& root) {
     cfg.waiting_pod_scheduling_block_millisec =
         integer(get(root, "waitingPodSchedulingBlockMilliSec"), "waitingPodSchedulingBlockMilliSec");
   if (!absent(get(root, "physicalCluster"))) cfg.physical_cluster = read_physical_cluster(get(root, "physicalCluster"));
+  cfg.borrowing = read_borrowing(get(root, "borrowing"));
   const auto vcs = get(root, "virtualClusters");
   if (!absent(vcs) && !vcs.IsMap()) fail(vcs, "virtualClusters must be a mapping");
   for (const auto& kv : vcs) {

@@ -11,6 +11,7 @@
 
 #include "k8s/error.hpp"
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
@@ -47,6 +48,18 @@ struct virtual_cell_spec {
 struct virtual_cluster_spec {
   std::vector<virtual_cell_spec> virtual_cells;
   std::vector<std::string> pinned_cells; // pinnedCells[].pinnedCellId
+  // Kozmo's borrowing (scheduler_core.hpp note 9): `lendingLimit: {<cellType>: <count>}`, the
+  // VC's idle quota cells of that type others may borrow at once (absent: none), and
+  // `borrowingLimit: {<cellType>: <count>}`, the cells of that type it may borrow at once.
+  std::map<std::string, int> lending_limit;
+  std::map<std::string, int> borrowing_limit;
+};
+
+// Top-level `borrowing: {enabled: true, reclaimTimeout: 30s}`: off unless enabled; a lender's
+// gang gets a lent cell back at most reclaimTimeout after it asks (0s: at once).
+struct borrowing_spec {
+  bool enabled = false;
+  std::int64_t reclaim_timeout_ms = 30'000;
 };
 
 struct config {
@@ -57,6 +70,7 @@ struct config {
   int waiting_pod_scheduling_block_millisec = 0;
   physical_cluster_spec physical_cluster;
   std::map<std::string, virtual_cluster_spec> virtual_clusters;
+  borrowing_spec borrowing;
 };
 
 // Parses HiveD's YAML. REQUIRES: nothing; an empty document yields the defaults.

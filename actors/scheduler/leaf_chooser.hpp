@@ -28,6 +28,7 @@ namespace kozmo::scheduler {
 struct choice_root {
   cell_id cell = no_cell;
   bool new_binding = false;  // choosing here binds a virtual cell first
+  int lender = -1;           // borrowing: the VC whose cell it is (-1: the group's own or none)
 };
 
 struct leaf_pick {

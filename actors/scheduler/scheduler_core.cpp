@@ -187,6 +187,16 @@ struct scheduler_core::impl : detail::core_impl {
         if (!where.empty()) where += ", ";
         where += *n;
       }
+      if (g.reclaim_due_ms > now) {
+        std::string lent_to;
+        for (int v : g.victims)
+          if (const group_entry* q = group(v); q && q->vc >= 0 && lent_to.find(model.vcs[q->vc].name) == std::string::npos)
+            lent_to += (lent_to.empty() ? "" : ", ") + model.vcs[q->vc].name;
+        return say(decision_kind::wait, "reclaiming " + std::to_string(gpus) + " GPUs on " + where + " lent to VC " +
+                                            lent_to + " for the gang '" + g.name + "': their pods are deleted in " +
+                                            std::to_string((g.reclaim_due_ms - now + 999) / 1000) +
+                                            "s unless they finish first");
+      }
       if (g.reserving)
         return say(decision_kind::wait, "the gang '" + g.name + "' waited past its turn and reserves " +
                                             std::to_string(gpus) + " GPUs on " + where +
@@ -345,6 +355,7 @@ std::vector<pod_decision> scheduler_core::schedule(std::int64_t now_ms) {
   auto& d = *impl_;
   std::vector<pod_decision> out;
   std::size_t refreshes = d.options.reason_refreshes_per_round;
+  d.now = now_ms;
   // Doomed cells worked out once for every node report and release since the last decision.
   d.state.settle();
   const std::uint64_t start = d.state.stamp().changes;
@@ -397,6 +408,8 @@ std::vector<pod_decision> scheduler_core::schedule(std::int64_t now_ms) {
     }
     d.state.settle();
     auto note_age = [&] {
+      if (g->state == group_state::preempting && g->reclaim_due_ms > now_ms)
+        d.next_old_ms = std::min(d.next_old_ms, g->reclaim_due_ms);
       if (g->state == group_state::pending && d.options.reserve_after_ms > 0 && g->waiting_since_ms >= 0 &&
           !d.old_enough(*g, now_ms))
         d.next_old_ms = std::min(d.next_old_ms, g->waiting_since_ms + d.options.reserve_after_ms);
@@ -436,10 +449,17 @@ std::vector<pod_decision> scheduler_core::schedule(std::int64_t now_ms) {
   return out;
 }
 
+std::optional<std::int64_t> scheduler_core::next_wake_ms() const {
+  const std::int64_t due = impl_->next_reclaim_ms();
+  if (due == std::numeric_limits<std::int64_t>::max()) return std::nullopt;
+  return due;
+}
+
 pod_decision scheduler_core::schedule_one(std::string_view uid, const std::vector<std::string>& suggested_nodes,
                                           std::int64_t now_ms) {
   auto& d = *impl_;
   d.touched = true;
+  d.now = now_ms;
   d.state.settle();
   auto it = d.pods.find(uid);
   pod_decision out;

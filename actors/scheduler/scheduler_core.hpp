@@ -54,6 +54,22 @@
 //     chain cannot cover it), free ones first; which ones is a guess, since the device plugin
 //     chose them, but the count is what the kubelet admits pods by. Inspect shows them as
 //     otherPodsLeafCells, apart from badLeafCells, and wait reasons name them apart.
+//  9. Borrowing on whole cells (configuration `borrowing: {enabled: true, reclaimTimeout: 30s}`,
+//     per VC `lendingLimit` / `borrowingLimit: {<cellType>: <count>}`): a guaranteed group
+//     whose own quota has no room (free GPUs; before it preempts its own VC's lower
+//     priorities) may bind idle (unbound) virtual cells of VCs that lend that cell type, each
+//     a whole quota cell, while the lender has lent fewer than its lendingLimit of that type
+//     and the borrower holds fewer than its borrowingLimit; its pods prefer its own cells.
+//     The group is told Borrowed (notice). A lender's guaranteed group takes a lent cell back
+//     when its own quota has no free room: borrowers in it are victims whatever their
+//     priority (cheapest, like opportunistic ones; never lazily downgraded), the lender's
+//     group holds the cells (Preempting) and the borrowers are told Reclaimed with a deadline
+//     now + reclaimTimeout; the preempt decision naming them comes at that deadline (pods
+//     that finish first free the cells sooner: no kill), next_wake_ms() says when. No loop:
+//     the cells stay held by the lender while the borrowers go, so a borrower cannot be
+//     placed on them again. After a restart a borrower's pods come back as opportunistic
+//     (note 7: their GPUs lie outside the VC's quota). Inspect shows each VC's `lent` and
+//     `borrowed` cells.
 #pragma once
 
 #include "actors/scheduler/pod_scheduling_spec.hpp"
@@ -112,6 +128,8 @@ enum class notice_kind {
   lazy_preempted,        // a higher-priority group took its VC cells: it now runs as opportunistic
   downgraded,            // recovered after a configuration change that no longer fits its VC
   preemption_cancelled,  // a higher-priority group took the cells it was preempting or reserving
+  borrowed,              // it runs on idle cells of other VCs (note 9)
+  reclaimed,             // a lender takes back the cells it borrowed: its pods go at a deadline
 };
 
 struct group_notice {
@@ -129,7 +147,8 @@ struct vc_usage {
   int guaranteed = 0; // GPUs of its cells (its quota)
   int used = 0;       // of those, held by its guaranteed gangs
   int free = 0;       // of those, neither used nor on bad hardware
-  int borrowed = 0;   // GPUs its opportunistic gangs hold, outside its quota
+  int borrowed = 0;   // GPUs its gangs hold outside its quota: opportunistic, and in borrowed cells
+  int lent = 0;       // GPUs of its cells that other VCs' gangs borrowed (part of `used`)
 };
 
 struct waiting_gang {
@@ -180,10 +199,18 @@ struct cell_map {
 // The Event a notice becomes on each of its pods: reason "LazyPreempted" / "Downgraded"
 // (Warning) or "PreemptionCancelled" (Normal).
 inline const char* event_reason(notice_kind k) {
-  return k == notice_kind::lazy_preempted ? "LazyPreempted" : k == notice_kind::downgraded ? "Downgraded"
-                                                                                           : "PreemptionCancelled";
+  switch (k) {
+  case notice_kind::lazy_preempted: return "LazyPreempted";
+  case notice_kind::downgraded: return "Downgraded";
+  case notice_kind::preemption_cancelled: return "PreemptionCancelled";
+  case notice_kind::borrowed: return "Borrowed";
+  case notice_kind::reclaimed: return "Reclaimed";
+  }
+  return "Scheduling";
 }
-inline const char* event_type(notice_kind k) { return k == notice_kind::preemption_cancelled ? "Normal" : "Warning"; }
+inline const char* event_type(notice_kind k) {
+  return k == notice_kind::preemption_cancelled || k == notice_kind::borrowed ? "Normal" : "Warning";
+}
 
 // What remove_pod changed, so that the caller keeps no mirror of the core.
 struct pod_removal {
@@ -253,6 +280,9 @@ public:
   std::vector<pod_decision> schedule(std::int64_t now_ms);
   // Waiting groups whose new wait reason the last schedule() left for a later round.
   std::size_t stale_reasons() const;
+  // When a schedule() would decide something new though nothing else happens (a reclaim's
+  // deadline, note 9); nullopt when nothing is due.
+  std::optional<std::int64_t> next_wake_ms() const;
   // The extender's filter: one pod, placed only on `suggested_nodes` (all nodes when empty or
   // when the pod's spec ignores kube-scheduler's suggestions). The restriction applies when
   // the group is placed; a pod whose group is already placed gets its kept slot. Asking again

@@ -34,6 +34,7 @@ struct slot {
   pod_placement place;
   std::string pod_uid;   // empty: not assigned to a pod yet
   int vc_cell = -1;      // virtual cell whose quota these GPUs use (-1: none / opportunistic)
+  bool borrowed = false; // vc_cell is another VC's, borrowed (note 9)
 };
 
 // What a pending group's placement depends on has not changed while this stays the same:
@@ -79,6 +80,10 @@ struct group_entry {
   std::string lazy_reason;
   std::string preemptor;
   std::int64_t preempted_ms = 0;
+  // Borrowing (note 9): the VCs whose cells its slots borrow; for a lender's gang preempting
+  // borrowers, when their pods are deleted unless they finished first (-1: at once).
+  std::set<int> lenders;
+  std::int64_t reclaim_due_ms = -1;
   // Head of line: waiting since, and whether it holds cells as a reservation.
   std::int64_t waiting_since_ms = -1;
   bool reserving = false;
@@ -93,6 +98,9 @@ struct group_entry {
   std::optional<std::tuple<int, std::int64_t, std::string_view>> turn;
 
   int priority() const { return lazy_preempted ? -1 : spec.priority; }
+  // What its GPUs weigh against others' preemption passes: a borrower's count as opportunistic
+  // to the lenders (the only ones whose passes see them), whatever its priority.
+  int barrier_priority() const { return lenders.empty() ? priority() : -1; }
   bool guaranteed() const { return priority() >= 0; }
 };
 
@@ -177,8 +185,13 @@ struct core_impl {
     // A group not registered (yet) counts as the lowest: its GPUs are never skipped.
     state.priority_of = [this](int id) {
       const group_entry* g = group(id);
-      return g ? g->priority() : -2;
+      return g ? g->barrier_priority() : -2;
     };
+    bool lenders = false;
+    for (const auto& vc : model.vcs) lenders = lenders || !vc.lending_limit.empty();
+    may_borrow.assign(model.vcs.size(), 0);
+    for (std::size_t v = 0; v < model.vcs.size(); ++v)
+      may_borrow[v] = model.cfg.borrowing.enabled && lenders && !model.vcs[v].borrowing_limit.empty();
     for (std::size_t v = 0; v < model.vcs.size(); ++v) {
       std::set<std::string> types;
       for (int index : state.vc_cells_of[v]) types.insert(state.vc_cells[index].leaf_type);
@@ -190,7 +203,8 @@ struct core_impl {
   group_entry* group(int id) { auto it = by_id.find(id); return it == by_id.end() ? nullptr : it->second; }
 
   // --- placement (scheduler_core_place.cpp) --------------------------------------------
-  // A whole-group placement; nullopt when it does not fit. `max_cost` 1 allows preemption.
+  // A whole-group placement; nullopt when it does not fit. `max_cost` 1 allows preemption,
+  // 2 reserves (note 5), 3 borrows other VCs' idle cells where its own do not fit (note 9).
   std::optional<attempt> try_place(group_entry& g, int max_cost, const std::set<std::string>* nodes);
   void undo(attempt& a);
   void commit_allocated(group_entry& g, attempt& a);
@@ -233,6 +247,14 @@ struct core_impl {
   bool finish_preemption(group_entry& g);
   void release_group(group_entry& g);      // frees GPUs, reservations and VC quota
   void cancel_preemption(group_entry& g, const std::string& by);
+  // Borrowing (note 9): whether a VC's gangs may borrow now; the notices a borrow and a
+  // reclaim give; when the next reclaim falls due.
+  bool can_borrow(int vc) const { return vc >= 0 && may_borrow[static_cast<std::size_t>(vc)]; }
+  std::vector<char> may_borrow; // per VC: borrowing is on, it has a borrowingLimit, someone lends
+  void note_borrowed(const group_entry& g);
+  void note_reclaim(group_entry& g, std::int64_t now_ms);
+  std::int64_t next_reclaim_ms() const; // INT64_MAX: none
+  std::int64_t now = 0; // schedule()'s now_ms, for pod_outcome
   void downgrade(group_entry& g, const std::string& reason, const std::string& by, std::int64_t now_ms);
   std::string wait_reason(const group_entry& g) const;
   // The map of who holds what (scheduler_core_map.cpp).

@@ -38,6 +38,12 @@ json::value core_impl::group_json(const group_entry& g) const {
   }
   o.set("physicalPlacement", std::move(physical));
   o.set("virtualPlacement", std::move(virt));
+  if (!g.lenders.empty()) {
+    json::array from;
+    for (int v : g.lenders) from.push_back(model.vcs[static_cast<std::size_t>(v)].name);
+    o.set("borrowedFrom", std::move(from));
+  }
+  if (g.reclaim_due_ms >= 0) o.set("reclaimDueMs", static_cast<long long>(g.reclaim_due_ms));
   json::array allocated, preempting;
   for (const auto& uid : g.pods) (g.state == group_state::preempting ? preempting : allocated).push_back(uid);
   o.set("allocatedPods", std::move(allocated));
@@ -69,8 +75,22 @@ json::value core_impl::vc_json(int vc) const {
     o.set("pinned", c.pinned);
     o.set("usedLeafCells", c.used);
     o.set("totalLeafCells", c.leaf_count);
+    if (c.borrower >= 0) o.set("lent", model.vcs[static_cast<std::size_t>(c.borrower)].name);
     const std::string key = c.qualified_type + "|" + (c.bound == no_cell ? "~" : model.tree.at(c.bound).address);
     cells.emplace_back(key, std::move(o));
+  }
+  // Cells it borrowed (note 9), after its own: the lender's cell as the lender sees it.
+  for (const auto& c : state.vc_cells) {
+    if (c.borrower != vc || c.bound == no_cell) continue;
+    json::object o;
+    o.set("cellType", c.qualified_type);
+    o.set("leafCellType", c.leaf_type);
+    o.set("cellAddress", model.tree.at(c.bound).address);
+    o.set("cellState", "Used");
+    o.set("usedLeafCells", c.borrowed_used);
+    o.set("totalLeafCells", c.leaf_count);
+    o.set("borrowed", model.vcs[static_cast<std::size_t>(c.vc)].name);
+    cells.emplace_back("~borrowed|" + model.tree.at(c.bound).address, std::move(o));
   }
   std::stable_sort(cells.begin(), cells.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   json::array out;

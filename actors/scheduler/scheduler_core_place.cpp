@@ -46,21 +46,27 @@ std::string needs_phrase(const group_entry& g, const std::string& type) {
 
 } // namespace
 
-enum class place_mode { free_only, preempt, reserve };
+enum class place_mode { free_only, preempt, reserve, borrow };
 
 std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
                                             const std::set<std::string>* nodes) {
   const place_mode mode = max_cost == 0 ? place_mode::free_only
-                          : max_cost == 1 ? place_mode::preempt : place_mode::reserve;
+                          : max_cost == 1 ? place_mode::preempt
+                          : max_cost == 2 ? place_mode::reserve : place_mode::borrow;
+  // Borrowing is a free-only pass that may also bind other VCs' idle cells.
+  const bool free_pass = mode == place_mode::free_only || mode == place_mode::borrow;
   const cell_tree& tree = model.tree;
   const int prio = g.priority();
   const bool opportunistic = prio < 0;
   const bool use_vc = !opportunistic && !physical_mode() && g.vc >= 0;
 
+  // A borrower of this group's VC holds only lent cells here (the only cells of others its
+  // passes see): it gives them back whatever its priority, as an opportunistic group would.
+  auto lent_to = [&](const group_entry* other) { return use_vc && other->lenders.count(g.vc) > 0; };
   auto preemptible = [&](int q) {
     const group_entry* other = group(q);
     if (!other || other == &g) return false;
-    if (other->priority() < 0) return true;
+    if (other->priority() < 0 || lent_to(other)) return true;
     return other->vc == g.vc && other->priority() < prio;
   };
   // A preemption pass asks the cost of every GPU of the VC; GPUs of one pod share their owner,
@@ -72,15 +78,15 @@ std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
     const int o = state.owner[leaf], r = state.reserver[leaf];
     if (o < 0 && r < 0) return 0;
     if (mode == place_mode::reserve) return (r >= 0 && r != g.id) ? -1 : 1;
-    if (mode == place_mode::free_only || opportunistic) return -1;
+    if (free_pass || opportunistic) return -1;
     if (o == memo_owner && r == memo_reserver) return memo_cost;
     memo_owner = o;
     memo_reserver = r;
     if ((o >= 0 && !preemptible(o)) || (r >= 0 && !preemptible(r))) return memo_cost = -1;
     // Preemptible: cheaper the lower the victim's priority (opportunistic = 1).
     int victim = -1;
-    if (o >= 0) victim = std::max(victim, group(o)->priority());
-    if (r >= 0) victim = std::max(victim, group(r)->priority());
+    if (o >= 0 && !lent_to(group(o))) victim = std::max(victim, group(o)->priority());
+    if (r >= 0 && !lent_to(group(r))) victim = std::max(victim, group(r)->priority());
     return memo_cost = victim + 2;
   };
 
@@ -144,6 +150,44 @@ std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
     });
   };
 
+  // Borrowing: other VCs' idle (unbound) cells within their lendingLimit and this VC's
+  // borrowingLimit, whole, counting the cells this attempt borrowed already; and those cells
+  // again while they have room. Only after the group's own cells gave nothing for a pod.
+  std::vector<std::pair<cell_id, int>> borrowed_now; // (physical cell, lender VC)
+  auto limit_of = [](const std::map<std::string, int>& limits, const vc_cell& c) {
+    int n = 0;
+    for (const auto& [type, count] : limits)
+      if (type == c.type || type == c.qualified_type) n = std::max(n, count);
+    return n;
+  };
+  auto lent_now = [&](int lender, const vc_cell& like, bool by_borrower) {
+    int n = 0;
+    for (int index : state.vc_cells_of[lender]) {
+      const vc_cell& c = state.vc_cells[index];
+      if (c.borrower >= 0 && c.type == like.type && (!by_borrower || c.borrower == g.vc)) ++n;
+    }
+    return n;
+  };
+  auto borrow_roots = [&](int need, std::vector<choice_root>& out) {
+    out.clear();
+    for (const auto& [cell, lender] : borrowed_now)
+      if (state.avail_leaves(cell) >= need) out.push_back({cell, false, lender});
+    const auto& mine = model.vcs[static_cast<std::size_t>(g.vc)];
+    for (std::size_t lender = 0; lender < model.vcs.size(); ++lender) {
+      const int l = static_cast<int>(lender);
+      if (l == g.vc || model.vcs[lender].lending_limit.empty()) continue;
+      state.visit_unbound_kinds(l, [&](int index) {
+        const vc_cell& c = state.vc_cells[index];
+        if (!type_matches(g.spec.leaf_cell_type, c.leaf_type) || c.leaf_count < need) return;
+        if (lent_now(l, c, false) >= limit_of(model.vcs[lender].lending_limit, c)) return;
+        int mine_now = 0;
+        for (std::size_t v = 0; v < model.vcs.size(); ++v) mine_now += lent_now(static_cast<int>(v), c, true);
+        if (mine_now >= limit_of(mine.borrowing_limit, c)) return;
+        if (auto p = state.prospect(c)) out.push_back({*p, true, l});
+      });
+    }
+  };
+
   attempt a;
   a.before = state.stamp();
   std::size_t pods_in_gang = 0;
@@ -165,22 +209,26 @@ std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
     for (int k = 0; k < member.pod_number && !failed; ++k) {
       pick_request req;
       req.leaf_count = member.leaf_cell_number;
-      req.max_cost = mode == place_mode::free_only ? 0 : 1;
+      req.max_cost = free_pass ? 0 : 1;
       req.avoid_vc_cells = opportunistic && !physical_mode();
       req.cost = cost;
       req.cost_implies_avail = true;
       // Only free GPUs serve a free-only pass or an opportunistic group, and a preemption pass
       // only those free or held below the group's priority: cells of others are skipped whole.
       if (options.shortcuts && mode != place_mode::reserve)
-        req.unusable_from = mode == place_mode::free_only || opportunistic ? -1 : prio;
+        req.unusable_from = free_pass || opportunistic ? -1 : prio;
       // The cost below charges a victim its priority + 2 >= its barrier + 2 (victim_index.hpp).
       req.victim_bounds = options.shortcuts && mode == place_mode::preempt;
       req.near = &near;
       req.memo = &memo;
       std::optional<leaf_pick> pick;
-      for (int tier = mode == place_mode::free_only ? 0 : 2; tier <= 2 && !pick; ++tier) {
-        if (tier == 2 && mode == place_mode::free_only && !truncated) break;
+      for (int tier = free_pass ? 0 : 2; tier <= 2 && !pick; ++tier) {
+        if (tier == 2 && free_pass && !truncated) break;
         roots_for(tier, member.leaf_cell_number, roots);
+        if (!roots.empty()) pick = pick_leaves(state, roots, req);
+      }
+      if (!pick && mode == place_mode::borrow) {
+        borrow_roots(member.leaf_cell_number, roots);
         if (!roots.empty()) pick = pick_leaves(state, roots, req);
       }
       // In physical mode the buddy rule holds over the whole cluster (leaf_chooser.hpp rule 2):
@@ -207,7 +255,19 @@ std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
       const choice_root& root = roots[pick->root];
       touched.push_back(root.cell);
       int vc_index = -1;
-      if (use_vc) {
+      const bool borrowed = root.lender >= 0;
+      if (borrowed) {
+        const cell& rc = tree.at(root.cell);
+        if (root.new_binding) {
+          vc_index = state.first_unbound(root.lender, rc.chain, rc.level);
+          state.bind(vc_index, root.cell);
+          state.vc_cells[vc_index].borrower = g.vc;
+          a.new_bindings.push_back(vc_index);
+          borrowed_now.emplace_back(root.cell, root.lender);
+        } else {
+          vc_index = state.vc_cell_at(root.cell);
+        }
+      } else if (use_vc) {
         if (root.new_binding) {
           const cell& rc = tree.at(root.cell);
           vc_index = state.first_unbound(g.vc, rc.chain, rc.level);
@@ -220,6 +280,7 @@ std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
       slot s;
       s.member = static_cast<int>(m);
       s.vc_cell = vc_index;
+      s.borrowed = borrowed;
       s.place.node = tree.at(pick->leaves.front()).node;
       s.place.leaf_type = tree.at(pick->leaves.front()).leaf_type;
       s.place.relaxed = pick->relaxed;
@@ -270,9 +331,11 @@ void core_impl::undo(attempt& a) {
 }
 
 void core_impl::commit_allocated(group_entry& g, attempt& a) {
+  for (const auto& s : a.slots)
+    if (s.borrowed) g.lenders.insert(state.vc_cells[s.vc_cell].vc);
   for (auto& s : a.slots) {
     for (cell_id leaf : s.place.leaves) state.set_owner(leaf, g.id);
-    if (s.vc_cell >= 0) state.add_use(s.vc_cell, static_cast<int>(s.place.leaves.size()));
+    if (s.vc_cell >= 0) state.add_use(s.vc_cell, static_cast<int>(s.place.leaves.size()), s.borrowed);
   }
   g.slots = std::move(a.slots);
   set_state(g, group_state::allocated);
@@ -284,7 +347,7 @@ void core_impl::commit_allocated(group_entry& g, attempt& a) {
 void core_impl::commit_preempting(group_entry& g, attempt& a) {
   for (auto& s : a.slots) {
     for (cell_id leaf : s.place.leaves) state.set_reserver(leaf, g.id);
-    if (s.vc_cell >= 0) state.add_use(s.vc_cell, static_cast<int>(s.place.leaves.size()));
+    if (s.vc_cell >= 0) state.add_use(s.vc_cell, static_cast<int>(s.place.leaves.size()), s.borrowed);
   }
   g.slots = std::move(a.slots);
   set_state(g, group_state::preempting);
@@ -295,7 +358,7 @@ void core_impl::commit_preempting(group_entry& g, attempt& a) {
 int core_impl::vc_leaves(const group_entry& g) {
   int n = 0;
   for (const auto& s : g.slots)
-    if (s.vc_cell >= 0) n += static_cast<int>(s.place.leaves.size());
+    if (s.vc_cell >= 0 && !s.borrowed) n += static_cast<int>(s.place.leaves.size());
   return n;
 }
 
@@ -332,12 +395,14 @@ void core_impl::release_group(group_entry& g) {
       if (state.owner[leaf] == g.id) state.set_owner(leaf, -1);
       if (state.reserver[leaf] == g.id) state.set_reserver(leaf, -1);
     }
-    if (s.vc_cell >= 0) state.release_use(s.vc_cell, static_cast<int>(s.place.leaves.size()));
+    if (s.vc_cell >= 0) state.release_use(s.vc_cell, static_cast<int>(s.place.leaves.size()), s.borrowed);
     s.vc_cell = -1;
   }
   g.slots.clear();
   g.victims.clear();
   g.reserving = false;
+  g.lenders.clear();
+  g.reclaim_due_ms = -1;
   set_state(g, group_state::pending);
 }
 
@@ -356,9 +421,11 @@ void core_impl::downgrade(group_entry& g, const std::string& reason, const std::
                           std::int64_t now_ms) {
   count_quota(g, -vc_leaves(g));
   for (auto& s : g.slots) {
-    if (s.vc_cell >= 0) state.release_use(s.vc_cell, static_cast<int>(s.place.leaves.size()));
+    if (s.vc_cell >= 0) state.release_use(s.vc_cell, static_cast<int>(s.place.leaves.size()), s.borrowed);
     s.vc_cell = -1;
+    s.borrowed = false;
   }
+  g.lenders.clear();
   g.lazy_preempted = true;
   if (g.turn) queue(g);  // its turn follows its priority
   for (const auto& s : g.slots)  // its GPUs turned preemptible for everyone
@@ -390,12 +457,13 @@ bool core_impl::cannot_fit(const group_entry& g, const std::set<std::string>* no
     state.visit_tops_fitting(g.spec.leaf_cell_type, largest, [&](cell_id) { return !(some_node = true); });
     return !some_node;
   }
-  if (physical_mode() || g.vc < 0) return false;
+  if (physical_mode() || g.vc < 0 || can_borrow(g.vc)) return false;
   const int unused = state.vc_unused(g.vc, g.spec.leaf_cell_type);
   if (need <= unused) return false;
   // Quota held below this group's priority, and a preempting group's quota, which is counted
-  // while its victims still hold theirs on the same GPUs: added back.
-  int preemptible = vc_in_flight[static_cast<std::size_t>(g.vc)];
+  // while its victims still hold theirs on the same GPUs: added back. So is quota lent out
+  // (any type: a bound on what a reclaim frees).
+  int preemptible = vc_in_flight[static_cast<std::size_t>(g.vc)] + state.lent_used(g.vc);
   for (const auto& [prio, leaves] : vc_held[static_cast<std::size_t>(g.vc)]) {
     if (prio >= g.priority()) break;
     preemptible += leaves;
@@ -410,7 +478,8 @@ bool core_impl::old_enough(const group_entry& g, std::int64_t now_ms) const {
 scope_stamp core_impl::scope_of(const group_entry& g) const {
   const auto& s = state.stamp();
   if (g.guaranteed() && !physical_mode() && g.vc >= 0)
-    return {g.vc, s.vc[static_cast<std::size_t>(g.vc)], state.has_unbound(g.vc) ? s.outside : 0};
+    return {g.vc, s.vc[static_cast<std::size_t>(g.vc)],
+            state.has_unbound(g.vc) || can_borrow(g.vc) ? s.outside : 0};
   return {-1, s.changes, 0};
 }
 
@@ -483,6 +552,14 @@ std::string core_impl::search_group(group_entry& g, const std::set<std::string>*
     commit_allocated(g, *a);
     return {};
   }
+  // Others' idle cells before preempting its own VC's work (note 9).
+  if (g.guaranteed() && can_borrow(g.vc) && g.spec.pinned_cell_id.empty()) {
+    if (auto a = try_place(g, 3, nodes)) {
+      commit_allocated(g, *a);
+      note_borrowed(g);
+      return {};
+    }
+  }
   for (int round = 0; g.guaranteed() && round < 4; ++round) {
     auto a = try_place(g, 1, nodes);
     if (!a) break;
@@ -491,10 +568,11 @@ std::string core_impl::search_group(group_entry& g, const std::set<std::string>*
       group_entry* q = group(v);
       if (!q) continue;
       if (q->state == group_state::preempting) cancel.push_back(q);
-      else if (q->spec.lazy_preemption_enable && q->guaranteed()) lazy.push_back(q);
+      else if (q->spec.lazy_preemption_enable && q->guaranteed() && !q->lenders.count(g.vc)) lazy.push_back(q);
     }
     if (lazy.empty() && cancel.empty()) {
       commit_preempting(g, *a);
+      note_reclaim(g, now_ms);
       return {};
     }
     undo(*a);

@@ -17,7 +17,8 @@ struct scheduler_metrics {
   metrics::gauge_family vc_gpus =
       metrics::gauges("kozmo_virtual_cluster_gpus",
                       "GPUs of a virtual cluster: guaranteed (its quota), used (by its guaranteed gangs), free, "
-                      "borrowed (held by its opportunistic gangs outside its quota)");
+                      "borrowed (held by its gangs outside its quota: opportunistic, or in cells borrowed from other VCs), "
+                      "lent (of its quota, held by other VCs' gangs that borrowed its idle cells)");
   metrics::gauge_family waiting_gangs =
       metrics::gauges("kozmo_waiting_gangs", "Gangs waiting for GPUs, by virtual cluster and reason");
 
@@ -82,6 +83,7 @@ void set_virtual_clusters(const std::vector<vc_usage>& vcs, const std::vector<wa
     m.vc_gpus.series({{"virtual_cluster", v.name}, {"state", "used"}}).set(v.used);
     m.vc_gpus.series({{"virtual_cluster", v.name}, {"state", "free"}}).set(v.free);
     m.vc_gpus.series({{"virtual_cluster", v.name}, {"state", "borrowed"}}).set(v.borrowed);
+    m.vc_gpus.series({{"virtual_cluster", v.name}, {"state", "lent"}}).set(v.lent);
   }
   for (const auto& c : count_waiting(vcs, waiting))
     m.waiting_gangs.series({{"virtual_cluster", c.vc}, {"reason", c.reason}}).set(c.gangs);

@@ -117,7 +117,24 @@ expected<std::vector<virtual_cluster>> resolve_virtual_clusters(const config& cf
       vc.pinned_cells.push_back(*cell);
       vc.pinned_ids.push_back(pid);
     }
+    vc.lending_limit = spec.lending_limit;
+    vc.borrowing_limit = spec.borrowing_limit;
     vcs.push_back(std::move(vc));
+  }
+  auto names_quota = [](const virtual_cluster& vc, const std::string& type) {
+    return std::any_of(vc.cells.begin(), vc.cells.end(), [&](const vc_cell_quota& q) {
+      return q.cell_type == type || q.qualified_type == type;
+    });
+  };
+  for (const auto& vc : vcs) {
+    for (const auto& [type, count] : vc.lending_limit)
+      if (!names_quota(vc, type))
+        return error::invalid("virtual cluster '" + vc.name + "': lendingLimit names cell type '" + type +
+                              "', which is not one of its virtualCells");
+    for (const auto& [type, count] : vc.borrowing_limit)
+      if (std::none_of(vcs.begin(), vcs.end(), [&](const virtual_cluster& other) { return names_quota(other, type); }))
+        return error::invalid("virtual cluster '" + vc.name + "': borrowingLimit names cell type '" + type +
+                              "', which no virtual cluster's virtualCells has");
   }
   for (const auto& [chain, levels] : wanted)
     if (auto st = check_chain_fits(tree, chain, levels); !st) return st.err();

@@ -9,12 +9,15 @@
 //  3. Fit (HiveD's "invalid initial assignment"): per chain, the VCs' cells of every level must
 //     be carvable from the physical cells that hold no pinned cell, larger cells first. All
 //     cells of one type in one chain are alike, so taking whole cells top-down is optimal.
+//  4. Borrowing limits name a cell type the way virtualCells do (plain or qualified): a
+//     lendingLimit one of the VC's own quota cell types, a borrowingLimit one some VC has.
 #pragma once
 
 #include "actors/scheduler/cell_tree.hpp"
 #include "actors/scheduler/config.hpp"
 #include "k8s/error.hpp"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,6 +37,9 @@ struct virtual_cluster {
   std::vector<vc_cell_quota> cells;
   std::vector<cell_id> pinned_cells;      // in pinnedCells order
   std::vector<std::string> pinned_ids;
+  // lendingLimit / borrowingLimit by cell type as written (note 4).
+  std::map<std::string, int> lending_limit;
+  std::map<std::string, int> borrowing_limit;
 };
 
 // Resolves and checks every VC; errors name the VC, the cell type or the pinnedCellId.
