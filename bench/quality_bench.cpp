@@ -4,6 +4,7 @@
 //
 //   quality_bench [--trace philly|FILE.csv[.gz]] [--vcs FILE.csv] [--from YYYY-MM-DD] [--days N]
 //                 [--scale S] [--rack-nodes N] [--shortcuts on|off] [--reserve-after SECONDS]
+//                 [--reclaim-timeout SECONDS]
 //
 // Cluster: philly_vc.csv's 11 VCs with their 8-GPU nodes (352), racks of 8 nodes (44; the
 // HiveD config has one cell type per level: GPU -> NODE -> RACK), each VC owning its nodes as
@@ -23,6 +24,10 @@
 //                        plus waiting guaranteed GPUs + G > quota) goes in as opportunistic
 //                        (priority -1), preemptible by guaranteed gangs; a preempted job
 //                        restarts from zero (queued again, with the same rule)
+//   kozmo+borrowing      kozmo with borrowing on (scheduler_core note 9): every VC lends all
+//                        its idle nodes and may borrow any; a lender's gang takes a lent node
+//                        back by preemption 30 s after it asks (--reclaim-timeout; the
+//                        borrower restarts from zero)
 //   quota-baseline       quality_baseline.cpp: scalar quota, strict FIFO per VC, GPUs anywhere
 //   private              each VC alone on a cluster of its quota, the kozmo policy
 #include "bench/quality_replay.hpp"
@@ -48,7 +53,7 @@ int refuse(const std::string& why) {
                "quality_bench: %s\n"
                "usage: quality_bench [--trace philly|FILE.csv[.gz]] [--vcs FILE.csv] [--from YYYY-MM-DD] [--days N]\n"
                "                     [--scale S] [--rack-nodes N] [--shortcuts on|off]\n"
-               "                     [--reserve-after SECONDS]\n",
+               "                     [--reserve-after SECONDS] [--reclaim-timeout SECONDS]\n",
                why.c_str());
   return 2;
 }
@@ -90,7 +95,7 @@ int main(int argc, char** argv) {
   std::string trace = "philly", vcs_path, from_text = "2017-10-01";
   double days = 61, scale = 1, rack = 8;
   bool shortcuts = true;
-  double reserve_after = 300;
+  double reserve_after = 300, reclaim = 30;
   for (int a = 1; a < argc; ++a) {
     const std::string flag = argv[a];
     if (a + 1 >= argc) return refuse(flag + " needs a value");
@@ -109,6 +114,9 @@ int main(int argc, char** argv) {
     } else if (flag == "--reserve-after") {
       if (!read_number(value, 0, 86400, &reserve_after) || reserve_after != std::floor(reserve_after))
         return refuse("--reserve-after must be whole seconds from 0 (never) to 86400");
+    } else if (flag == "--reclaim-timeout") {
+      if (!read_number(value, 0, 86400, &reclaim) || reclaim != std::floor(reclaim))
+        return refuse("--reclaim-timeout must be whole seconds from 0 (at once) to 86400");
     } else if (flag == "--rack-nodes") {
       if (!read_number(value, 1, 64, &rack) || rack != std::floor(rack))
         return refuse("--rack-nodes must be a whole number from 1 to 64");
@@ -138,6 +146,7 @@ int main(int argc, char** argv) {
   o.rack_nodes = static_cast<int>(rack);
   o.shortcuts = shortcuts;
   o.reserve_after_s = static_cast<std::int64_t>(reserve_after);
+  o.reclaim_timeout_s = static_cast<std::int64_t>(reclaim);
   const trace_result t = parse_jobs(trace_text, vcs, o.from, o.to);
   if (!t.error.empty()) return refuse(t.error);
   if (t.jobs.empty()) return refuse("no job of the trace falls in the window from " + from_text);
@@ -156,8 +165,9 @@ int main(int argc, char** argv) {
     results.push_back(run());
     results.back().wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
-  timed([&] { return run_kozmo(vcs, t.jobs, o, false); });
-  timed([&] { return run_kozmo(vcs, t.jobs, o, true); });
+  timed([&] { return run_kozmo(vcs, t.jobs, o, overflow::none); });
+  timed([&] { return run_kozmo(vcs, t.jobs, o, overflow::opportunistic); });
+  timed([&] { return run_kozmo(vcs, t.jobs, o, overflow::borrowing); });
   timed([&] { return run_quota_baseline(vcs, t.jobs, o); });
   timed([&] { return run_private(vcs, t.jobs, o); });
   std::fputs(format_table(vcs, results).c_str(), stdout);

@@ -1,4 +1,4 @@
-// The `kozmo` and `kozmo+opportunistic` policies and the private clusters: the trace replayed
+// The `kozmo`, `kozmo+opportunistic` and `kozmo+borrowing` policies and the private clusters: the trace replayed
 // through the pure scheduler core (scheduler_core.hpp), as the scheduler actor drives it but
 // with simulated time: at each instant the jobs that end are removed, the jobs that arrive
 // are added, and schedule() runs until it decides nothing new. Preemption victims are deleted
@@ -50,6 +50,8 @@ public:
     while (next < jobs_.size() || !ends_.empty()) {
       std::int64_t t = next < jobs_.size() ? jobs_[next].submit : INT64_MAX;
       if (!ends_.empty()) t = std::min(t, ends_.top().first);
+      // A reclaim of borrowed cells falls due (scheduler_core note 9): a decision instant.
+      if (auto due = core_.next_wake_ms()) t = std::min(t, (*due + 999) / 1000);
       rec_.advance(t);
       while (!ends_.empty() && ends_.top().first == t) {
         const auto [when, key] = ends_.top();
@@ -203,8 +205,8 @@ private:
   std::priority_queue<end_event, std::vector<end_event>, std::greater<>> ends_;
 };
 
-scheduler_core load_core(const std::vector<vc_def>& vcs, int rack_nodes) {
-  auto loaded = scheduler_core::load(hived_config(vcs, rack_nodes));
+scheduler_core load_core(const std::vector<vc_def>& vcs, int rack_nodes, std::int64_t reclaim_s = -1) {
+  auto loaded = scheduler_core::load(hived_config(vcs, rack_nodes, reclaim_s));
   if (!loaded) {
     std::fprintf(stderr, "quality_bench: configuration: %s\n", loaded.err().message.c_str());
     std::exit(1);
@@ -215,9 +217,12 @@ scheduler_core load_core(const std::vector<vc_def>& vcs, int rack_nodes) {
 } // namespace
 
 policy_result run_kozmo(const std::vector<vc_def>& vcs, const std::vector<job>& jobs, const replay_options& o,
-                        bool opportunistic) {
-  auto r = kozmo_replay(load_core(vcs, o.rack_nodes), vcs, jobs, o, opportunistic).run();
-  r.name = opportunistic ? "kozmo+opportunistic" : "kozmo";
+                        overflow mode) {
+  const bool borrowing = mode == overflow::borrowing;
+  auto r = kozmo_replay(load_core(vcs, o.rack_nodes, borrowing ? o.reclaim_timeout_s : -1), vcs, jobs, o,
+                        mode == overflow::opportunistic)
+               .run();
+  r.name = mode == overflow::opportunistic ? "kozmo+opportunistic" : borrowing ? "kozmo+borrowing" : "kozmo";
   return r;
 }
 

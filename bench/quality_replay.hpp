@@ -91,18 +91,22 @@ struct replay_options {
   int rack_nodes = 8;    // nodes per rack (the largest divisor of the node count up to this)
   bool shortcuts = true; // scheduler_options::shortcuts (off: the core's oracle mode, slower)
   std::int64_t reserve_after_s = 300; // scheduler_options::reserve_after_ms / 1000; 0: never
+  std::int64_t reclaim_timeout_s = 30; // kozmo+borrowing's borrowing.reclaimTimeout
 };
 
 // The policies (the bench's header says what each does).
+enum class overflow { none, opportunistic, borrowing };
 policy_result run_kozmo(const std::vector<vc_def>& vcs, const std::vector<job>& jobs, const replay_options& o,
-                        bool opportunistic);
+                        overflow mode);
 policy_result run_quota_baseline(const std::vector<vc_def>& vcs, const std::vector<job>& jobs,
                                  const replay_options& o);
 policy_result run_private(const std::vector<vc_def>& vcs, const std::vector<job>& jobs, const replay_options& o);
 
 // HiveD-format configuration: `nodes` 8-GPU nodes n0.. in racks, one VC per entry owning its
 // nodes as RACK.NODE cells. VC names are prefixed "vc-" (a hash like 6214e9 reads as a number).
-std::string hived_config(const std::vector<vc_def>& vcs, int rack_nodes);
+// `reclaim_s` >= 0: borrowing on, every VC lends all its nodes and may borrow any, with that
+// reclaimTimeout (seconds).
+std::string hived_config(const std::vector<vc_def>& vcs, int rack_nodes, std::int64_t reclaim_s = -1);
 
 // The p-th percentile, nearest rank (note 3); 0 for no values.
 double percentile(std::vector<double> values, double p);

@@ -39,7 +39,7 @@ std::vector<double> sorted(std::vector<double> v) {
 
 TEST_CASE("a VC's second and third jobs wait for its full node under kozmo, the baseline and alone") {
   const auto o = window();
-  for (const auto& r : {run_kozmo(three_vcs, five_jobs, o, false), run_quota_baseline(three_vcs, five_jobs, o),
+  for (const auto& r : {run_kozmo(three_vcs, five_jobs, o, overflow::none), run_quota_baseline(three_vcs, five_jobs, o),
                         run_private(three_vcs, five_jobs, o)}) {
     INFO(r.name);
     CHECK(sorted(r.vcs[0].delays) == std::vector<double>{0, 80, 90});
@@ -60,7 +60,7 @@ TEST_CASE("a VC's second and third jobs wait for its full node under kozmo, the 
 }
 
 TEST_CASE("opportunistic jobs run at once, are preempted by a guaranteed gang and restart from zero") {
-  const auto r = run_kozmo(three_vcs, five_jobs, window(), true);
+  const auto r = run_kozmo(three_vcs, five_jobs, window(), overflow::opportunistic);
   CHECK(sorted(r.vcs[0].delays) == std::vector<double>{0, 0, 10});
   CHECK(r.vcs[2].delays == std::vector<double>{0});
   CHECK(r.all.preemptions == 1);
@@ -79,7 +79,7 @@ TEST_CASE("free GPUs no waiting pod fits count as fragmentation; the baseline sc
   // 2 + 2 free; j2 (4 GPUs at 10) fits on no node and waits until j0 ends at 50.
   const std::vector<vc_def> one{{"a", 2}};
   const std::vector<job> jobs{{0, 50, 6, 0}, {5, 100, 6, 0}, {10, 10, 4, 0}};
-  const auto r = run_kozmo(one, jobs, window(), false);
+  const auto r = run_kozmo(one, jobs, window(), overflow::none);
   CHECK(sorted(r.vcs[0].delays) == std::vector<double>{0, 0, 40});
   // 10..50: 4 free GPUs, none on a node with 4 free: fragmented. The VC uses 12 of 16 while
   // a gang of 4 waits: a violation by count for those 40 s.
@@ -104,7 +104,7 @@ TEST_CASE("the baseline's strict FIFO leaves a VC below quota behind a big gang;
   const auto b = run_quota_baseline(one, jobs, window());
   CHECK(sorted(b.vcs[0].delays) == std::vector<double>{0, 90, 90});
   CHECK(b.all.violation_s == Approx(80));
-  const auto k = run_kozmo(one, jobs, window(), false);
+  const auto k = run_kozmo(one, jobs, window(), overflow::none);
   CHECK(sorted(k.vcs[0].delays) == std::vector<double>{0, 0, 90});
   CHECK(k.all.violation_s == 0);
 }
@@ -143,4 +143,26 @@ TEST_CASE("the trace reader keeps the window's jobs of known VCs and names a bro
   std::int64_t s = 0;
   CHECK_FALSE(parse_time("2017-02-29", &s));
   CHECK_FALSE(parse_time("2017-10-01 24:00:00", &s));
+}
+
+TEST_CASE("with borrowing, a's extra jobs run at once on idle nodes of others, given back at the reclaim timeout") {
+  // j1 and j2 borrow idle nodes at 10 and 20 instead of waiting 90 and 80 s for a's node;
+  // b's j3 at 30 finds its node lent to j1 and borrows c's idle node rather than wait; c's
+  // 16-GPU j4 at 40 reclaims it: j3's pods go at 40 + 30 (it restarts at once on its own node,
+  // which j1 left at 60) and j4 starts then, 30 s late: the sharing anomaly of the reclaim
+  // timeout. With a timeout of 0 the reclaim is at once and nobody waits.
+  const auto r = run_kozmo(three_vcs, five_jobs, window(), overflow::borrowing);
+  CHECK(r.name == "kozmo+borrowing");
+  CHECK(r.all.unfinished == 0);
+  CHECK(sorted(r.vcs[0].delays) == std::vector<double>{0, 0, 0});
+  CHECK(r.vcs[1].delays == std::vector<double>{0});
+  CHECK(r.vcs[1].preemptions == 1);
+  CHECK(r.vcs[2].delays == std::vector<double>{30});
+  const auto alone = run_private(three_vcs, five_jobs, window());
+  CHECK(sharing_anomalies(r, alone) == 1);
+  auto at_once = window();
+  at_once.reclaim_timeout_s = 0;
+  const auto r0 = run_kozmo(three_vcs, five_jobs, at_once, overflow::borrowing);
+  CHECK(r0.vcs[2].delays == std::vector<double>{0});
+  CHECK(sharing_anomalies(r0, alone) == 0);
 }

@@ -146,7 +146,8 @@ trace_result parse_jobs(std::string_view csv, const std::vector<vc_def>& vcs, st
   return r;
 }
 
-std::string hived_config(const std::vector<vc_def>& vcs, int rack_nodes) {
+std::string hived_config(const std::vector<vc_def>& vcs, int rack_nodes, std::int64_t reclaim_s) {
+  const bool borrowing = reclaim_s >= 0;
   int nodes = 0;
   for (const auto& v : vcs) nodes += v.nodes;
   int rack = std::max(1, std::min(rack_nodes, nodes));
@@ -160,9 +161,14 @@ std::string hived_config(const std::vector<vc_def>& vcs, int rack_nodes) {
     for (int k = 0; k < rack; ++k) y += (k ? ", {cellAddress: n" : "{cellAddress: n") + std::to_string(r * rack + k) + "}";
     y += "]}\n";
   }
+  if (borrowing) y += "borrowing: {enabled: true, reclaimTimeout: " + std::to_string(reclaim_s) + "s}\n";
   y += "virtualClusters:\n";
-  for (const auto& v : vcs)
+  for (const auto& v : vcs) {
     y += "  vc-" + v.name + ":\n    virtualCells: [{cellType: RACK.NODE, cellNumber: " + std::to_string(v.nodes) + "}]\n";
+    if (borrowing)
+      y += "    lendingLimit: {NODE: " + std::to_string(v.nodes) + "}\n    borrowingLimit: {NODE: " +
+           std::to_string(nodes) + "}\n";
+  }
   return y;
 }
 

@@ -12,6 +12,7 @@
 #include "messages/scheduler_messages.hpp"
 #include "messages/watch_messages.hpp"
 
+#include <algorithm>
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
@@ -22,6 +23,7 @@ namespace shell {
 namespace {
 
 using vc_metrics_atom = caf::atom_constant<caf::atom("vcmetrics")>;
+using wake_atom = caf::atom_constant<caf::atom("wake")>;
 
 // ---- groups and their cellgroup actors ---------------------------------------------------
 
@@ -131,6 +133,12 @@ void pass(scheduler_actor* self) {
     self->delayed_send(self, std::chrono::milliseconds(100), atoms::flush_atom::value);
   }
   st.report->notices(st.core->take_notices());
+  // A reclaim falls due with nothing else happening: a pass then (scheduler_core note 9).
+  if (auto due = st.core->next_wake_ms(); due && (!st.wake_at || *due < *st.wake_at)) {
+    st.wake_at = *due;
+    const auto delay = std::max<std::int64_t>(0, *due - st.cfg.time->now_ms());
+    self->delayed_send(self, std::chrono::milliseconds(delay + 10), wake_atom::value);
+  }
   set_pods_waiting(st.core->waiting_pods());
   set_groups_allocated(st.core->placed_groups());
   // The per-VC gauges read every group (vc_usages, waiting_gangs): at most twice a second, and
@@ -255,6 +263,10 @@ caf::behavior scheduler(scheduler_actor* self, std::shared_ptr<client::client> c
       [self](atoms::reconfigure_atom) { rebuild(self); },
       [self](atoms::flush_atom) { flush_reports(self); },
       [self](vc_metrics_atom) { refresh_vc_metrics(self); },
+      [self](wake_atom) {
+        self->state.wake_at.reset();
+        queue_pass(self);
+      },
       [self](const group_bind_failed& f) {
         self->state.given_up.insert(f.uid);
         self->state.report->event({f.ns, f.name, f.uid}, "Warning", "FailedScheduling", "binding failed: " + f.reason);

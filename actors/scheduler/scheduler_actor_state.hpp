@@ -51,6 +51,7 @@ struct scheduler_state {
   bool pass_queued = false;
   bool flush_queued = false; // a flush of queued wait reasons is on its way
   bool vc_metrics_queued = false; // a refresh of the per-VC gauges is on its way
+  std::optional<std::int64_t> wake_at; // a pass is due then (a reclaim's deadline)
 
   // With a derived configuration (cfg.derived): what a rebuild of the core starts from.
   std::optional<derived_following> follow;
