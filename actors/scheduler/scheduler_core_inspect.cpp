@@ -75,7 +75,11 @@ json::value core_impl::vc_json(int vc) const {
     o.set("pinned", c.pinned);
     o.set("usedLeafCells", c.used);
     o.set("totalLeafCells", c.leaf_count);
-    if (c.borrower >= 0) o.set("lent", model.vcs[static_cast<std::size_t>(c.borrower)].name);
+    if (c.borrower >= 0) {
+      o.set("lent", model.vcs[static_cast<std::size_t>(c.borrower)].name);
+      // A gang of the VC holds it too: it is taking the cell back (its GPUs count twice here).
+      if (c.used > c.borrowed_used) o.set("reclaiming", true);
+    }
     const std::string key = c.qualified_type + "|" + (c.bound == no_cell ? "~" : model.tree.at(c.bound).address);
     cells.emplace_back(key, std::move(o));
   }

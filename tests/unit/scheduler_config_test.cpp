@@ -468,3 +468,52 @@ TEST_CASE("the design config has no whole 4-DGX2 rack left for a third VC") {
   CHECK(vc1.cells[0].cell_type == "DGX2-V100-NODE");
   CHECK(vc1.cells[0].level == 5);
 }
+
+TEST_CASE("borrowing and the VCs' lending and borrowing limits are read with their defaults") {
+  auto m = load_cluster_model(ct1_cluster("", R"(
+borrowing: {enabled: true, reclaimTimeout: 2m}
+virtualClusters:
+  A: {virtualCells: [{cellType: CT1-NODE, cellNumber: 1}], lendingLimit: {CT1-NODE: 1}}
+  B: {virtualCells: [{cellType: CT1-NODE, cellNumber: 1}], borrowingLimit: {CT1-NODE: 1}}
+)"));
+  REQUIRE(m);
+  CHECK(m->cfg.borrowing.enabled);
+  CHECK(m->cfg.borrowing.reclaim_timeout_ms == 120'000);
+  CHECK(m->vcs[0].lending_limit.at("CT1-NODE") == 1);
+  CHECK(m->vcs[0].borrowing_limit.empty());
+  CHECK(m->vcs[1].borrowing_limit.at("CT1-NODE") == 1);
+  auto off = parse_config("");
+  REQUIRE(off);
+  CHECK_FALSE(off->borrowing.enabled);
+  CHECK(off->borrowing.reclaim_timeout_ms == 30'000);
+  auto ms = parse_config("borrowing: {enabled: false, reclaimTimeout: 500ms}\n");
+  REQUIRE(ms);
+  CHECK(ms->borrowing.reclaim_timeout_ms == 500);
+}
+
+TEST_CASE("bad borrowing settings are refused naming the key and what is accepted") {
+  CHECK_THAT(error_of("borrowing: {enabled: yes please}\n"), Contains("borrowing.enabled must be true or false"));
+  CHECK_THAT(error_of("borrowing: {reclaimTimeout: soon}\n"),
+             Contains("borrowing.reclaimTimeout must be a duration such as 30s, 2m or 500ms, got 'soon'"));
+  CHECK_THAT(error_of("borrowing: {reclaimTimeout: 25h}\n"), Contains("borrowing.reclaimTimeout must be at most 24h"));
+  CHECK_THAT(error_of("borrowing: {reclaimTimeout: 99999999999s}\n"), Contains("must be a duration"));
+  CHECK_THAT(error_of("borrowing: {reclaim: 30s}\n"), Contains("unknown key 'borrowing.reclaim'"));
+  CHECK_THAT(error_of(ct1_cluster("", R"(
+virtualClusters:
+  A: {virtualCells: [{cellType: CT1-NODE, cellNumber: 1}], lendingLimit: {CT1-NODE: -1}}
+)")), Contains("virtualClusters.A.lendingLimit.CT1-NODE must be between 0 and 100000"));
+  CHECK_THAT(error_of(ct1_cluster("", R"(
+virtualClusters:
+  A: {virtualCells: [{cellType: CT1-NODE, cellNumber: 1}], borrowingLimit: [CT1-NODE]}
+)")), Contains("virtualClusters.A.borrowingLimit must be a mapping of cell type to count"));
+  // A VC lends only cells of its own quota; a borrowing limit names a type some VC has.
+  CHECK_THAT(error_of(ct1_cluster("", R"(
+virtualClusters:
+  A: {virtualCells: [{cellType: CT1-NODE, cellNumber: 1}]}
+  B: {lendingLimit: {CT1-NODE: 1}}
+)")), Contains("virtual cluster 'B': lendingLimit names cell type 'CT1-NODE', which is not one of its virtualCells"));
+  CHECK_THAT(error_of(ct1_cluster("", R"(
+virtualClusters:
+  A: {virtualCells: [{cellType: CT1-NODE, cellNumber: 1}], borrowingLimit: {K80-NODE: 1}}
+)")), Contains("virtual cluster 'A': borrowingLimit names cell type 'K80-NODE', which no virtual cluster's virtualCells has"));
+}
