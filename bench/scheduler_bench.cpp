@@ -15,7 +15,9 @@
 //   tenth       50,000 nodes whose VCs own 4,400 (a tenth), half the arrivals opportunistic
 //   scale-N     N = 500, 5,000, 50,000 nodes, VCs growing with the cluster, held at 80 %
 // `--nodes N --vc-share PCT --target PCT --opportunistic PCT --backlog GANGS --iterations I`
-// runs one custom regime.
+// runs one custom regime. `--borrowing on` turns borrowing on in each (scheduler_core.hpp note
+// 9): every VC may lend all its cells and borrow as many of each type, reclaimTimeout 30 s
+// (the clock is the iteration count in ms).
 //
 // A decision is a bind, a wait or a preemption the core reports (a waiting pod is reported
 // again only when its reason changes). Decisions/s = decisions per second of schedule() time;
@@ -49,6 +51,7 @@ struct regime {
   int opportunistic = 10; // % of arrivals that are opportunistic
   int backlog = 0;        // gangs kept waiting
   int iterations = 100000;
+  bool borrowing = false; // --borrowing on: each VC lends all its cells and may borrow as many
 };
 
 std::string config(const regime& r) {
@@ -69,11 +72,17 @@ std::string config(const regime& r) {
   const int per_vc = r.nodes * r.vc_share / 100 / 4;
   const int vc_racks = per_vc * 5 / 11 / 2;
   const int vc_nodes = per_vc - 2 * vc_racks;
+  if (r.borrowing) y += "borrowing: {enabled: true, reclaimTimeout: 30s}\n";
   y += "virtualClusters:\n";
-  for (int v = 0; v < 4; ++v)
+  for (int v = 0; v < 4; ++v) {
     y += "  vc" + std::to_string(v) + ":\n    virtualCells: [{cellType: V100-RACK, cellNumber: " +
          std::to_string(vc_racks) + "}, {cellType: V100-RACK.V100-NODE, cellNumber: " + std::to_string(vc_nodes) +
          "}]\n";
+    if (r.borrowing) {
+      const std::string limits = "{V100-RACK: " + std::to_string(vc_racks) + ", V100-NODE: " + std::to_string(vc_nodes) + "}";
+      y += "    lendingLimit: " + limits + "\n    borrowingLimit: " + limits + "\n";
+    }
+  }
   return y;
 }
 
@@ -297,7 +306,7 @@ std::vector<regime> standard_regimes(double scale) {
 
 int usage() {
   std::fprintf(stderr,
-               "usage: scheduler_bench [--regime NAME] [--scale F]\n"
+               "usage: scheduler_bench [--regime NAME] [--scale F] [--borrowing on|off]\n"
                "       scheduler_bench --nodes N [--vc-share PCT] [--target PCT] [--opportunistic PCT]\n"
                "                       [--backlog GANGS] [--iterations I]\n"
                "regimes: room full97 backlog tenth scale-500 scale-5000 scale-50000\n");
@@ -310,12 +319,16 @@ int main(int argc, char** argv) {
   std::string only;
   double scale = 1.0;
   regime custom{"custom"};
-  bool is_custom = false;
+  bool is_custom = false, borrowing = false;
   for (int a = 1; a < argc; ++a) {
     std::string flag = argv[a];
     if (a + 1 >= argc) return usage();
     const char* value = argv[++a];
     if (flag == "--regime") only = value;
+    else if (flag == "--borrowing") {
+      if (std::strcmp(value, "on") != 0 && std::strcmp(value, "off") != 0) return usage();
+      borrowing = std::strcmp(value, "on") == 0;
+    }
     else if (flag == "--scale") scale = std::atof(value);
     else {
       is_custom = true;
@@ -335,7 +348,9 @@ int main(int argc, char** argv) {
                   regimes.end());
     if (regimes.empty()) return usage();
   }
-  std::printf("scheduler core, one thread; gangs of 1-64 GPUs; latencies in microseconds\n");
+  for (auto& r : regimes) r.borrowing = borrowing;
+  std::printf("scheduler core, one thread; gangs of 1-64 GPUs; latencies in microseconds%s\n",
+              borrowing ? "; borrowing on" : "");
   print_header();
   std::vector<std::pair<std::string, result>> done;
   for (const auto& r : regimes) {
