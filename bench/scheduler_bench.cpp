@@ -16,8 +16,10 @@
 //   scale-N     N = 500, 5,000, 50,000 nodes, VCs growing with the cluster, held at 80 %
 // `--nodes N --vc-share PCT --target PCT --opportunistic PCT --backlog GANGS --iterations I`
 // runs one custom regime. `--borrowing on` turns borrowing on in each (scheduler_core.hpp note
-// 9): every VC may lend all its cells and borrow as many of each type, reclaimTimeout 30 s
-// (the clock is the iteration count in ms).
+// 9): every VC may lend all its cells and borrow as many of each type, reclaimTimeout 0s (the
+// bench's clock is one millisecond per arrival, so 30 s would be 30,000 arrivals, and a gang
+// that waits gives up: it would never see its reclaim; as the controller deletes victims at
+// once here, a reclaim is a preemption).
 //
 // A decision is a bind, a wait or a preemption the core reports (a waiting pod is reported
 // again only when its reason changes). Decisions/s = decisions per second of schedule() time;
@@ -72,7 +74,7 @@ std::string config(const regime& r) {
   const int per_vc = r.nodes * r.vc_share / 100 / 4;
   const int vc_racks = per_vc * 5 / 11 / 2;
   const int vc_nodes = per_vc - 2 * vc_racks;
-  if (r.borrowing) y += "borrowing: {enabled: true, reclaimTimeout: 30s}\n";
+  if (r.borrowing) y += "borrowing: {enabled: true, reclaimTimeout: 0s}\n";
   y += "virtualClusters:\n";
   for (int v = 0; v < 4; ++v) {
     y += "  vc" + std::to_string(v) + ":\n    virtualCells: [{cellType: V100-RACK, cellNumber: " +

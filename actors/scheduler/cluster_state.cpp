@@ -61,6 +61,9 @@ cluster_state::cluster_state(const cluster_model& model)
   stamps_.vc.assign(model.vcs.size(), 0);
   unbound_count_.assign(model.vcs.size(), 0);
   lent_used_.assign(model.vcs.size(), 0);
+  lent_cells_.resize(model.vcs.size());
+  borrowed_cells_.resize(model.vcs.size());
+  kinds_of_type_.resize(model.vcs.size());
   for (cell_id id = 0; id < tree.size(); ++id) {
     avail_[id] = tree.at(id).leaf_count;
     if (tree.at(id).children.empty()) ++total_avail_;
@@ -116,6 +119,9 @@ cluster_state::cluster_state(const cluster_model& model)
         vc_cells_of[v].push_back(static_cast<int>(vc_cells.size()));
         ++demand_[c.chain][c.level];
         unbound_[{c.vc, c.chain, c.level}].insert(static_cast<int>(vc_cells.size()));
+        auto& kinds = kinds_of_type_[static_cast<std::size_t>(c.vc)][c.type];
+        if (std::find(kinds.begin(), kinds.end(), std::make_pair(c.chain, c.level)) == kinds.end())
+          kinds.emplace_back(c.chain, c.level);
         ++unbound_count_[static_cast<std::size_t>(c.vc)];
         vc_cells.push_back(std::move(c));
       }
@@ -467,6 +473,7 @@ void cluster_state::bind(int index, cell_id physical) {
   (void)bindings.take(leaves, binding_name(index));
   vc_changed(c.vc);
   ++stamps_.outside;
+  ++stamps_.bindings;
   ++binding_version_;
   c.bound = physical;
   bound_at_[physical] = index;
@@ -484,6 +491,7 @@ void cluster_state::unbind(int index) {
   bindings.release(binding_name(index));
   vc_changed(c.vc);
   ++stamps_.outside;
+  ++stamps_.bindings;
   ++binding_version_;
   flush_index();
   vc_index_[c.vc].erase({fit_vc_[c.bound], tree_rank(c.bound), c.bound});
@@ -492,9 +500,38 @@ void cluster_state::unbind(int index) {
   bound_at_[c.bound] = -1;
   c.bound = no_cell;
   c.doomed = false;
-  if (c.borrower >= 0) vc_changed(c.borrower);
-  c.borrower = -1;
+  end_loan(c);
   c.borrowed_used = 0;
+}
+
+void cluster_state::lend(int index, int borrower) {
+  vc_cell& c = vc_cells[index];
+  c.borrower = borrower;
+  ++stamps_.bindings;
+  ++binding_version_;
+  ++lent_cells_[static_cast<std::size_t>(c.vc)][c.type];
+  ++borrowed_cells_[static_cast<std::size_t>(borrower)][c.type];
+  vc_changed(borrower);
+}
+
+void cluster_state::end_loan(vc_cell& c) {
+  if (c.borrower < 0) return;
+  ++stamps_.bindings;
+  ++binding_version_;
+  --lent_cells_[static_cast<std::size_t>(c.vc)][c.type];
+  --borrowed_cells_[static_cast<std::size_t>(c.borrower)][c.type];
+  vc_changed(c.borrower);
+  c.borrower = -1;
+}
+
+int cluster_state::unbound_of_type(int vc, const std::string& type) const {
+  const auto& by_type = kinds_of_type_[static_cast<std::size_t>(vc)];
+  auto it = by_type.find(type);
+  if (it == by_type.end()) return 0;
+  int n = 0;
+  for (const auto& [chain, level] : it->second)
+    if (auto u = unbound_.find({vc, chain, level}); u != unbound_.end()) n += static_cast<int>(u->second.size());
+  return n;
 }
 
 void cluster_state::add_use(int index, int leaves, bool borrowed) {
@@ -531,8 +568,7 @@ void cluster_state::release_use(int index, int leaves, bool borrowed) {
   if (borrowed) {
     c.borrowed_used -= leaves;
     lent_used_[static_cast<std::size_t>(c.vc)] -= leaves;
-    if (c.borrower >= 0) vc_changed(c.borrower);
-    if (c.borrowed_used == 0) c.borrower = -1;
+    if (c.borrowed_used == 0) end_loan(c);
   }
   if (!c.pinned) {
     vc_unused_[static_cast<std::size_t>(c.vc)][c.leaf_type] += leaves;

@@ -193,6 +193,14 @@ public:
   void release_use(int vc_cell_index, int leaves, bool borrowed = false);
   // GPUs of a VC's cells that borrowers hold now.
   int lent_used(int vc) const { return lent_used_[static_cast<std::size_t>(vc)]; }
+  // Borrowing (scheduler_core.hpp note 9): a VC's bound cell becomes lent to `borrower`; the
+  // mark goes when the borrowers' use ends or the cell is unbound. Counted per VC and cell
+  // type (plain, the last step of a qualified name): cells lent, cells borrowed.
+  void lend(int vc_cell_index, int borrower);
+  int lent_cells(int vc, const std::string& type) const { return count_of(lent_cells_, vc, type); }
+  int borrowed_cells(int vc, const std::string& type) const { return count_of(borrowed_cells_, vc, type); }
+  // Unbound ordinary cells of a VC of one plain cell type, all chains.
+  int unbound_of_type(int vc, const std::string& type) const;
   // Quota of a VC's unpinned virtual cells that no group uses, of one leaf type ("" = of
   // every type); kept by add_use / release_use.
   int vc_unused(int vc, const std::string& leaf_type) const;
@@ -211,10 +219,11 @@ public:
   struct stamps {
     std::uint64_t changes = 0, outside = 0;
     std::vector<std::uint64_t> vc;
+    std::uint64_t bindings = 0; // any bind, unbind, loan or end of a loan
   };
   const stamps& stamp() const { return stamps_; }
-  // Counts every bind and unbind of a virtual cell (never restored): lists of bound cells
-  // kept by a caller are current while it is unchanged.
+  // Counts every bind and unbind of a virtual cell, and loans (never restored): lists of
+  // bound cells kept by a caller are current while it is unchanged.
   std::uint64_t binding_version() const { return binding_version_; }
   // A tentative placement undone: its bindings are gone again, and so is their mark.
   void restore_stamp(stamps s) { stamps_ = std::move(s); }
@@ -285,6 +294,16 @@ private:
   std::vector<cell_id> leaves_scratch_; // bind()'s
   std::vector<std::size_t> unbound_count_;  // per VC: its ordinary cells in unbound_
   std::vector<int> lent_used_;              // per VC: GPUs borrowers hold in its cells
+  using type_counts = std::vector<std::map<std::string, int, std::less<>>>; // per VC, by plain type
+  type_counts lent_cells_, borrowed_cells_;
+  static int count_of(const type_counts& counts, int vc, const std::string& type) {
+    const auto& by_type = counts[static_cast<std::size_t>(vc)];
+    auto it = by_type.find(type);
+    return it == by_type.end() ? 0 : it->second;
+  }
+  void end_loan(vc_cell& c);
+  // Per VC and plain type: the (chain, level) pairs of its ordinary cells of that type.
+  std::vector<std::map<std::string, std::vector<std::pair<std::string, int>>, std::less<>>> kinds_of_type_;
   bool doom_stale_ = false; // a health change or a release since the last refresh_doomed
 };
 

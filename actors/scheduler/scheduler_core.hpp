@@ -60,7 +60,8 @@
 //     priorities) may bind idle (unbound) virtual cells of VCs that lend that cell type, each
 //     a whole quota cell, while the lender has lent fewer than its lendingLimit of that type
 //     and the borrower holds fewer than its borrowingLimit; its pods prefer its own cells.
-//     The group is told Borrowed (notice). A lender's guaranteed group takes a lent cell back
+//     Its preemption pass may borrow too, preempting opportunistic pods inside the borrowed
+//     cells (never another VC's guaranteed ones). The group is told Borrowed (notice). A lender's guaranteed group takes a lent cell back
 //     when its own quota has no free room: borrowers in it are victims whatever their
 //     priority (cheapest, like opportunistic ones; never lazily downgraded), the lender's
 //     group holds the cells (Preempting) and the borrowers are told Reclaimed with a deadline

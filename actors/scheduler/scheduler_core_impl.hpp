@@ -190,6 +190,7 @@ struct core_impl {
     bool lenders = false;
     for (const auto& vc : model.vcs) lenders = lenders || !vc.lending_limit.empty();
     may_borrow.assign(model.vcs.size(), 0);
+    borrowable_cache.assign(model.vcs.size(), {0, 0});
     for (std::size_t v = 0; v < model.vcs.size(); ++v)
       may_borrow[v] = model.cfg.borrowing.enabled && lenders && !model.vcs[v].borrowing_limit.empty();
     for (std::size_t v = 0; v < model.vcs.size(); ++v) {
@@ -250,6 +251,11 @@ struct core_impl {
   // Borrowing (note 9): whether a VC's gangs may borrow now; the notices a borrow and a
   // reclaim give; when the next reclaim falls due.
   bool can_borrow(int vc) const { return vc >= 0 && may_borrow[static_cast<std::size_t>(vc)]; }
+  // GPUs a VC's gangs could borrow now, by count (whole cells of types it may still borrow
+  // that lenders may still lend and hold unbound), of one leaf type ("": any). An upper bound
+  // for cannot_fit; 0 says a borrow pass cannot succeed. Cached per binding_version for "".
+  int borrowable(int vc, const std::string& leaf_type) const;
+  mutable std::vector<std::pair<std::uint64_t, int>> borrowable_cache; // per VC: (version + 1, GPUs)
   std::vector<char> may_borrow; // per VC: borrowing is on, it has a borrowingLimit, someone lends
   void note_borrowed(const group_entry& g);
   void note_reclaim(group_entry& g, std::int64_t now_ms);

@@ -30,6 +30,11 @@ bool type_matches(const std::string& want, const std::string& leaf_type) {
   return want.empty() || want == leaf_type;
 }
 
+int limit_of(const std::map<std::string, int>& limits, const std::string& type) {
+  auto it = limits.find(type);
+  return it == limits.end() ? 0 : it->second;
+}
+
 std::string gpus_phrase(const std::string& leaf_type) {
   return leaf_type.empty() ? std::string("GPUs") : leaf_type + " GPUs";
 }
@@ -154,20 +159,9 @@ std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
   // borrowingLimit, whole, counting the cells this attempt borrowed already; and those cells
   // again while they have room. Only after the group's own cells gave nothing for a pod.
   std::vector<std::pair<cell_id, int>> borrowed_now; // (physical cell, lender VC)
-  auto limit_of = [](const std::map<std::string, int>& limits, const vc_cell& c) {
-    int n = 0;
-    for (const auto& [type, count] : limits)
-      if (type == c.type || type == c.qualified_type) n = std::max(n, count);
-    return n;
-  };
-  auto lent_now = [&](int lender, const vc_cell& like, bool by_borrower) {
-    int n = 0;
-    for (int index : state.vc_cells_of[lender]) {
-      const vc_cell& c = state.vc_cells[index];
-      if (c.borrower >= 0 && c.type == like.type && (!by_borrower || c.borrower == g.vc)) ++n;
-    }
-    return n;
-  };
+  // A preemption pass may borrow too, taking opportunistic pods' GPUs in the borrowed cells.
+  const bool borrow_too = use_vc && can_borrow(g.vc) && g.spec.pinned_cell_id.empty() &&
+                          borrowable(g.vc, g.spec.leaf_cell_type) > 0;
   auto borrow_roots = [&](int need, std::vector<choice_root>& out) {
     out.clear();
     for (const auto& [cell, lender] : borrowed_now)
@@ -179,10 +173,8 @@ std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
       state.visit_unbound_kinds(l, [&](int index) {
         const vc_cell& c = state.vc_cells[index];
         if (!type_matches(g.spec.leaf_cell_type, c.leaf_type) || c.leaf_count < need) return;
-        if (lent_now(l, c, false) >= limit_of(model.vcs[lender].lending_limit, c)) return;
-        int mine_now = 0;
-        for (std::size_t v = 0; v < model.vcs.size(); ++v) mine_now += lent_now(static_cast<int>(v), c, true);
-        if (mine_now >= limit_of(mine.borrowing_limit, c)) return;
+        if (state.lent_cells(l, c.type) >= limit_of(model.vcs[lender].lending_limit, c.type)) return;
+        if (state.borrowed_cells(g.vc, c.type) >= limit_of(mine.borrowing_limit, c.type)) return;
         if (auto p = state.prospect(c)) out.push_back({*p, true, l});
       });
     }
@@ -227,7 +219,7 @@ std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
         roots_for(tier, member.leaf_cell_number, roots);
         if (!roots.empty()) pick = pick_leaves(state, roots, req);
       }
-      if (!pick && mode == place_mode::borrow) {
+      if (!pick && (mode == place_mode::borrow || (mode == place_mode::preempt && borrow_too))) {
         borrow_roots(member.leaf_cell_number, roots);
         if (!roots.empty()) pick = pick_leaves(state, roots, req);
       }
@@ -261,7 +253,7 @@ std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
         if (root.new_binding) {
           vc_index = state.first_unbound(root.lender, rc.chain, rc.level);
           state.bind(vc_index, root.cell);
-          state.vc_cells[vc_index].borrower = g.vc;
+          state.lend(vc_index, g.vc);
           a.new_bindings.push_back(vc_index);
           borrowed_now.emplace_back(root.cell, root.lender);
         } else {
@@ -345,6 +337,8 @@ void core_impl::commit_allocated(group_entry& g, attempt& a) {
 }
 
 void core_impl::commit_preempting(group_entry& g, attempt& a) {
+  for (const auto& s : a.slots)
+    if (s.borrowed) g.lenders.insert(state.vc_cells[s.vc_cell].vc);
   for (auto& s : a.slots) {
     for (cell_id leaf : s.place.leaves) state.set_reserver(leaf, g.id);
     if (s.vc_cell >= 0) state.add_use(s.vc_cell, static_cast<int>(s.place.leaves.size()), s.borrowed);
@@ -457,9 +451,11 @@ bool core_impl::cannot_fit(const group_entry& g, const std::set<std::string>* no
     state.visit_tops_fitting(g.spec.leaf_cell_type, largest, [&](cell_id) { return !(some_node = true); });
     return !some_node;
   }
-  if (physical_mode() || g.vc < 0 || can_borrow(g.vc)) return false;
+  if (physical_mode() || g.vc < 0) return false;
   const int unused = state.vc_unused(g.vc, g.spec.leaf_cell_type);
   if (need <= unused) return false;
+  // What it could borrow now (note 9), whole cells counted whole: a bound, as the rest.
+  const int borrowed_room = can_borrow(g.vc) ? borrowable(g.vc, g.spec.leaf_cell_type) : 0;
   // Quota held below this group's priority, and a preempting group's quota, which is counted
   // while its victims still hold theirs on the same GPUs: added back. So is quota lent out
   // (any type: a bound on what a reclaim frees).
@@ -468,7 +464,31 @@ bool core_impl::cannot_fit(const group_entry& g, const std::set<std::string>* no
     if (prio >= g.priority()) break;
     preemptible += leaves;
   }
-  return need > unused + preemptible;
+  return need > unused + preemptible + borrowed_room;
+}
+
+int core_impl::borrowable(int vc, const std::string& leaf_type) const {
+  auto& cached = borrowable_cache[static_cast<std::size_t>(vc)];
+  if (leaf_type.empty() && cached.first == state.binding_version() + 1) return cached.second;
+  int gpus = 0;
+  for (const auto& [type, limit] : model.vcs[static_cast<std::size_t>(vc)].borrowing_limit) {
+    const auto info = model.tree.type_info(type);
+    if (!info || !type_matches(leaf_type, info->leaf_type)) continue;
+    const int room = limit - state.borrowed_cells(vc, type);
+    int lendable = 0;
+    for (std::size_t l = 0; l < model.vcs.size() && room > 0; ++l) {
+      const int lender = static_cast<int>(l);
+      if (lender == vc) continue;
+      const int may = limit_of(model.vcs[l].lending_limit, type) - state.lent_cells(lender, type);
+      if (may > 0) lendable += std::min(may, state.unbound_of_type(lender, type));
+    }
+    if (room <= 0 || lendable == 0) continue;
+    int leaves = 1;
+    for (auto t = info; t && !t->is_leaf; t = model.tree.type_info(t->child_type)) leaves *= t->child_number;
+    gpus += std::min(room, lendable) * leaves;
+  }
+  if (leaf_type.empty()) cached = {state.binding_version() + 1, gpus};
+  return gpus;
 }
 
 bool core_impl::old_enough(const group_entry& g, std::int64_t now_ms) const {
@@ -477,9 +497,14 @@ bool core_impl::old_enough(const group_entry& g, std::int64_t now_ms) const {
 
 scope_stamp core_impl::scope_of(const group_entry& g) const {
   const auto& s = state.stamp();
-  if (g.guaranteed() && !physical_mode() && g.vc >= 0)
-    return {g.vc, s.vc[static_cast<std::size_t>(g.vc)],
-            state.has_unbound(g.vc) || can_borrow(g.vc) ? s.outside : 0};
+  if (g.guaranteed() && !physical_mode() && g.vc >= 0) {
+    // A borrower's placement also depends on the space outside bound cells while it could
+    // borrow there, and on loans and bindings anywhere while it could not (note 9).
+    std::uint64_t b = 0;
+    if (state.has_unbound(g.vc) || (can_borrow(g.vc) && borrowable(g.vc, g.spec.leaf_cell_type) > 0)) b = s.outside;
+    else if (can_borrow(g.vc)) b = s.bindings | (std::uint64_t{1} << 63);
+    return {g.vc, s.vc[static_cast<std::size_t>(g.vc)], b};
+  }
   return {-1, s.changes, 0};
 }
 
@@ -553,7 +578,9 @@ std::string core_impl::search_group(group_entry& g, const std::set<std::string>*
     return {};
   }
   // Others' idle cells before preempting its own VC's work (note 9).
-  if (g.guaranteed() && can_borrow(g.vc) && g.spec.pinned_cell_id.empty()) {
+  const bool may_borrow_now = g.guaranteed() && can_borrow(g.vc) && g.spec.pinned_cell_id.empty() &&
+                              borrowable(g.vc, g.spec.leaf_cell_type) > 0;
+  if (may_borrow_now) {
     if (auto a = try_place(g, 3, nodes)) {
       commit_allocated(g, *a);
       note_borrowed(g);
@@ -573,6 +600,7 @@ std::string core_impl::search_group(group_entry& g, const std::set<std::string>*
     if (lazy.empty() && cancel.empty()) {
       commit_preempting(g, *a);
       note_reclaim(g, now_ms);
+      if (!g.lenders.empty()) note_borrowed(g);
       return {};
     }
     undo(*a);

@@ -117,8 +117,6 @@ expected<std::vector<virtual_cluster>> resolve_virtual_clusters(const config& cf
       vc.pinned_cells.push_back(*cell);
       vc.pinned_ids.push_back(pid);
     }
-    vc.lending_limit = spec.lending_limit;
-    vc.borrowing_limit = spec.borrowing_limit;
     vcs.push_back(std::move(vc));
   }
   auto names_quota = [](const virtual_cluster& vc, const std::string& type) {
@@ -126,15 +124,22 @@ expected<std::vector<virtual_cluster>> resolve_virtual_clusters(const config& cf
       return q.cell_type == type || q.qualified_type == type;
     });
   };
-  for (const auto& vc : vcs) {
-    for (const auto& [type, count] : vc.lending_limit)
+  // Kept by plain type (the last step of a qualified name), as the core counts loans.
+  auto plain = [](const std::string& type) { return type.substr(type.rfind('.') + 1); };
+  for (auto& vc : vcs) {
+    const auto& spec = cfg.virtual_clusters.at(vc.name);
+    for (const auto& [type, count] : spec.lending_limit) {
       if (!names_quota(vc, type))
         return error::invalid("virtual cluster '" + vc.name + "': lendingLimit names cell type '" + type +
                               "', which is not one of its virtualCells");
-    for (const auto& [type, count] : vc.borrowing_limit)
+      vc.lending_limit[plain(type)] = count;
+    }
+    for (const auto& [type, count] : spec.borrowing_limit) {
       if (std::none_of(vcs.begin(), vcs.end(), [&](const virtual_cluster& other) { return names_quota(other, type); }))
         return error::invalid("virtual cluster '" + vc.name + "': borrowingLimit names cell type '" + type +
                               "', which no virtual cluster's virtualCells has");
+      vc.borrowing_limit[plain(type)] = count;
+    }
   }
   for (const auto& [chain, levels] : wanted)
     if (auto st = check_chain_fits(tree, chain, levels); !st) return st.err();

@@ -10,7 +10,8 @@
 //     be carvable from the physical cells that hold no pinned cell, larger cells first. All
 //     cells of one type in one chain are alike, so taking whole cells top-down is optimal.
 //  4. Borrowing limits name a cell type the way virtualCells do (plain or qualified): a
-//     lendingLimit one of the VC's own quota cell types, a borrowingLimit one some VC has.
+//     lendingLimit one of the VC's own quota cell types, a borrowingLimit one some VC has;
+//     a limit counts cells of the plain type (the last step of a qualified name).
 #pragma once
 
 #include "actors/scheduler/cell_tree.hpp"
@@ -37,7 +38,7 @@ struct virtual_cluster {
   std::vector<vc_cell_quota> cells;
   std::vector<cell_id> pinned_cells;      // in pinnedCells order
   std::vector<std::string> pinned_ids;
-  // lendingLimit / borrowingLimit by cell type as written (note 4).
+  // lendingLimit / borrowingLimit by plain cell type (note 4: "RACK.NODE" counts as "NODE").
   std::map<std::string, int> lending_limit;
   std::map<std::string, int> borrowing_limit;
 };
