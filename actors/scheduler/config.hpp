@@ -49,6 +49,13 @@ struct virtual_cluster_spec {
   std::vector<std::string> pinned_cells; // pinnedCells[].pinnedCellId
 };
 
+// `topologyFromLabels.levels[]` (label_topology.hpp): one level of cells derived from node
+// labels, top to bottom; `label` is empty for the node level (`{name: node}`).
+struct topology_level {
+  std::string name;
+  std::string label;
+};
+
 struct config {
   std::string kube_api_server_address;
   std::string kube_config_file_path;
@@ -57,6 +64,10 @@ struct config {
   int waiting_pod_scheduling_block_millisec = 0;
   physical_cluster_spec physical_cluster;
   std::map<std::string, virtual_cluster_spec> virtual_clusters;
+  // `topologyFromLabels`: the physical cells come from node labels (label_topology.hpp), not
+  // from physicalCluster (giving both is an error). Empty when the key is absent.
+  std::vector<topology_level> topology_from_labels;
+  bool has_topology_from_labels = false;
 };
 
 // Parses HiveD's YAML. REQUIRES: nothing; an empty document yields the defaults.
