@@ -148,6 +148,7 @@ int run_local(const local_options& opts) {
   eo.parts.volume_binder = true;
   eo.parts.quota = true;
   eo.parts.scheduler_config = cluster->hived_config;
+  eo.parts.scheduler_from_nodes = cluster->from_labels;
   eo.parts.demo = opts.demo;
   eo.parts.training = true; // every training job kind; their CRDs are installed at start
   eo.parts.tasks = true;    // TaskExecution, ResourcePool
