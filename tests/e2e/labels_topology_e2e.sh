@@ -95,6 +95,15 @@ export KUBECONFIG=$WORK/kc2
 "$KOZMO" kubelet --cluster "$WORK/cluster2.yaml" >"$WORK/kozmo-kubelet.log" 2>&1 &
 PIDS+=($!)
 within 20 "the four labelled nodes register" '^4$' sh -c "kubectl get nodes --no-headers 2>/dev/null | grep -c Ready"
+# Bad input: an unknown key under topologyFromLabels stops the start, naming its path; the
+# standalone extender, which lists no nodes, refuses topologyFromLabels.
+printf 'topologyFromLabels:\n  levels: [{name: rack, lable: kozmo.io/rack}, {name: node}]\n' >"$WORK/bad-cells.yaml"
+printf 'scheduler:\n  configFile: %s\n' "$WORK/bad-cells.yaml" >"$WORK/bad-controller.yaml"
+expect_fail "a misspelt key under topologyFromLabels is refused with its path" \
+  "unknown key 'topologyFromLabels.levels\[0\].lable'" timeout 20 "$KOZMO" controller --config "$WORK/bad-controller.yaml" \
+  --enable scheduler --metrics-bind-address 0 --health-probe-bind-address 0
+expect_fail "kozmo extender refuses topologyFromLabels and says what to run instead" \
+  "topologyFromLabels needs the cluster's nodes.*kozmo controller" "$KOZMO" extender --config "$WORK/cells.yaml"
 "$KOZMO" controller --config "$WORK/controller.yaml" --enable scheduler --metrics-bind-address 0 \
   --health-probe-bind-address 0 >"$WORK/kozmo-controller.log" 2>&1 &
 PIDS+=($!)
