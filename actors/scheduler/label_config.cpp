@@ -53,7 +53,7 @@ void qualify_quotas(YAML::Node vcs, const physical_cluster_spec& spec) {
   }
 }
 
-std::string default_virtual_cluster(const physical_cluster_spec& spec) {
+std::string default_vc_yaml(const physical_cluster_spec& spec) {
   std::map<std::string, int> tops;
   for (const auto& c : spec.physical_cells)
     ++tops[c.cell_type];
@@ -87,7 +87,7 @@ expected<std::string> config_from_labels(std::string_view config_text, const std
     return spec.err();
   std::string out = "# Derived by Kozmo from the GPU nodes' labels (topologyFromLabels).\n" + physical_cluster_yaml(*spec);
   if (config_text.empty())
-    return out + default_virtual_cluster(*spec);
+    return out + default_vc_yaml(*spec);
   try {
     YAML::Node root = YAML::Load(std::string(config_text));
     for (auto kv : root) {

@@ -21,8 +21,9 @@
 //     are not counted), GPU the GPU type with '.' written '_'. Example: RACK-4x8-A100 is a rack
 //     of 4 nodes of 8 A100; ZONE-2x4x8-A100 a zone of 2 such racks; NODE-8-A100 and CLIQUE-8-A100
 //     the node and the cell below it. A name is the same whatever else the cluster holds (a
-//     quota written with it survives nodes joining); in the rare case of two shapes writing the
-//     same name (types "A.1" and "A_1"), the later one in sorted order gets a '_' appended.
+//     quota written with it survives nodes joining elsewhere); in the rare case of two shapes
+//     writing the same name (GPU types "A.1" and "A_1"), the one met later (nodes in name order)
+//     gets a '_' appended, as does a name equal to a GPU type.
 //  5. HiveD's cells of one type have one child type, so a group whose members differ in shape
 //     (racks of 4 and of 3 nodes in one zone; nodes of two GPU types in one rack) becomes one
 //     cell per member shape, all with the group's address and each of its own type (and so of
