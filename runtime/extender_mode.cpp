@@ -48,6 +48,9 @@ int run_extender(const extender_cli_options& opts) {
   auto cfg = scheduler::parse_config(*yaml);
   if (!cfg)
     return fail(opts.config + ": " + cfg.err().message);
+  if (cfg->has_topology_from_labels) // it lists no nodes to derive the cells from
+    return fail(opts.config + ": topologyFromLabels needs the cluster's nodes: serve the verbs from `kozmo controller` "
+                "(scheduler.extender) instead, which derives the cells from the nodes' labels");
   auto core = scheduler::scheduler_core::load(*yaml);
   if (!core)
     return fail(opts.config + ": " + core.err().message);

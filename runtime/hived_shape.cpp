@@ -136,13 +136,66 @@ kubelet::cluster_shape shape_from_nodes(const std::vector<k8s::node>& nodes) {
   return out;
 }
 
-kubelet::cluster_shape shape_from_nodes(const json::value& node_list) {
+std::vector<k8s::node> nodes_of(const json::value& node_list) {
   std::vector<k8s::node> nodes;
   if (const json::value* items = node_list.find("items"); items && items->is_array())
     for (const auto& item : items->as_array())
       if (auto n = k8s::from_json<k8s::node>(item))
         nodes.push_back(std::move(*n));
-  return shape_from_nodes(nodes);
+  return nodes;
+}
+
+kubelet::cluster_shape shape_from_nodes(const json::value& node_list) { return shape_from_nodes(nodes_of(node_list)); }
+
+std::vector<scheduler::labelled_node> labelled_nodes(const std::vector<k8s::node>& nodes) {
+  std::vector<scheduler::labelled_node> out;
+  for (const auto& node : nodes)
+    if (auto n = gpu_shape_of(node))
+      out.push_back({n->name, n->gpus, n->gpu_type, node.metadata.labels});
+  return out;
+}
+
+namespace {
+
+bool labelled(const std::map<std::string, std::string>& labels, const std::vector<scheduler::topology_level>& levels) {
+  for (const auto& l : levels)
+    if (auto it = labels.find(l.label); !l.label.empty() && it != labels.end() && scheduler::valid_label_value(it->second))
+      return true;
+  return false;
+}
+
+} // namespace
+
+bool carries_topology_labels(const std::vector<k8s::node>& nodes, const std::vector<scheduler::topology_level>& levels) {
+  return std::any_of(nodes.begin(), nodes.end(),
+                     [&](const k8s::node& n) { return gpu_shape_of(n) && labelled(n.metadata.labels, levels); });
+}
+
+bool carries_topology_labels(const kubelet::cluster_shape& shape, const std::vector<scheduler::topology_level>& levels) {
+  return std::any_of(shape.nodes.begin(), shape.nodes.end(),
+                     [&](const kubelet::node_shape& n) { return n.gpus > 0 && labelled(n.labels, levels); });
+}
+
+std::string topology_signature(const k8s::node& node, const std::vector<scheduler::topology_level>& levels) {
+  auto shape = gpu_shape_of(node);
+  if (!shape)
+    return "";
+  std::string out = shape->gpu_type + "/" + std::to_string(shape->gpus);
+  for (const auto& l : levels) {
+    if (l.label.empty())
+      continue;
+    auto it = node.metadata.labels.find(l.label);
+    out += "|" + (it == node.metadata.labels.end() ? std::string("-") : "=" + it->second);
+  }
+  return out;
+}
+
+std::string derived_config_of(const std::vector<k8s::node>& nodes) {
+  const auto levels = scheduler::default_levels();
+  if (!carries_topology_labels(nodes, levels))
+    return hived_config_from_shape(shape_from_nodes(nodes));
+  auto text = scheduler::config_from_labels("", labelled_nodes(nodes));
+  return text ? *text : hived_config_from_shape(shape_from_nodes(nodes)); // the default levels always check
 }
 
 } // namespace kozmo::runtime

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "actors/kubelet/cluster_shape.hpp"
+#include "actors/scheduler/label_topology.hpp"
 #include "k8s/error.hpp"
 #include "k8s/model/node.hpp"
 
@@ -37,8 +38,24 @@ std::string hived_config_from_shape(const kubelet::cluster_shape& shape);
 // by name, so that the same nodes always give the same configuration.
 kubelet::cluster_shape shape_from_nodes(const json::value& node_list);
 kubelet::cluster_shape shape_from_nodes(const std::vector<k8s::node>& nodes);
+// The nodes of a NodeList (items that do not decode are left out).
+std::vector<k8s::node> nodes_of(const json::value& node_list);
 // One node's part of that shape; nullopt for a node without GPUs or being deleted.
 std::optional<kubelet::node_shape> gpu_shape_of(const k8s::node& node);
+
+// Cells from node labels (actors/scheduler/label_topology.hpp). The GPU nodes (gpu_shape_of)
+// with their labels; whether any of them carries a valid value for one of `levels`' labels;
+// and a node's signature for a derivation from `levels` (GPU type and count, and the value of
+// each label the levels read), "" for a node without GPUs: a change re-derives the cells.
+std::vector<scheduler::labelled_node> labelled_nodes(const std::vector<k8s::node>& nodes);
+bool carries_topology_labels(const std::vector<k8s::node>& nodes, const std::vector<scheduler::topology_level>& levels);
+std::string topology_signature(const k8s::node& node, const std::vector<scheduler::topology_level>& levels);
+bool carries_topology_labels(const kubelet::cluster_shape& shape, const std::vector<scheduler::topology_level>& levels);
+
+// The configuration `kozmo controller` (and `kozmo local` with topology labels) derives with
+// none given: from the default levels' labels when a GPU node carries one, else
+// hived_config_from_shape, as before labels were read.
+std::string derived_config_of(const std::vector<k8s::node>& nodes);
 
 // One node per Kubernetes node named by the config's node-level cells; nvidia.com/gpu is the
 // node's total leaf count. A node carrying several leaf types (several chains) gets

@@ -38,6 +38,7 @@ struct local_cluster {
   kubelet::cluster_shape shape;
   std::string hived_config;
   bool derived = false;
+  bool from_labels = false; // hived_config is empty: the scheduler follows the nodes' labels
 };
 
 expected<local_cluster> load_cluster(const std::string& file, int nodes, int gpus, const std::string& prefix) {
@@ -63,8 +64,13 @@ expected<local_cluster> load_cluster(const std::string& file, int nodes, int gpu
       return shape.err();
     out.shape = std::move(*shape);
   }
-  out.hived_config = hived_config_from_shape(out.shape);
   out.derived = true;
+  // Nodes labelled with a default topology level (zone, rack, clique): no configuration is
+  // given, so the scheduler derives the cells from the nodes' labels and follows them
+  // (`kubectl label node` re-derives). Otherwise the shape's configuration, fixed.
+  out.from_labels = carries_topology_labels(out.shape, scheduler::default_levels());
+  if (!out.from_labels)
+    out.hived_config = hived_config_from_shape(out.shape);
   return out;
 }
 
@@ -142,6 +148,7 @@ int run_local(const local_options& opts) {
   eo.parts.volume_binder = true;
   eo.parts.quota = true;
   eo.parts.scheduler_config = cluster->hived_config;
+  eo.parts.scheduler_from_nodes = cluster->from_labels;
   eo.parts.demo = opts.demo;
   eo.parts.training = true; // every training job kind; their CRDs are installed at start
   eo.parts.tasks = true;    // TaskExecution, ResourcePool
@@ -170,7 +177,8 @@ int run_local(const local_options& opts) {
     for (const auto& n : shape->nodes)
       gpus += n.gpus;
     std::cout << "kozmo local: GPU scheduler for schedulerName: " << eo.parts.scheduler_name << " ("
-              << (cluster->derived ? "configuration derived from the cluster shape"
+              << (cluster->from_labels ? "cells derived from the nodes' topology labels, following them"
+                  : cluster->derived   ? "configuration derived from the cluster shape"
                                    : "HiveD configuration " + opts.cluster_file)
               << "), inspect at " << url << "/v1/inspect/clusterstatus\n";
     const std::string token = e.bearer_token();

@@ -1,6 +1,7 @@
 // yaml-cpp reports problems by throwing; everything is caught here and turned into a
 // kozmo::error, so no exception leaves parse_config.
 #include "actors/scheduler/config.hpp"
+#include "actors/scheduler/label_topology.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -187,10 +188,28 @@ virtual_cluster_spec read_virtual_cluster(const YAML::Node& n, const std::string
   return vc;
 }
 
+// `topologyFromLabels: {levels: [{name, label}, ...]}`; the levels' rules are checked by
+// label_topology's check_levels once the shape is right.
+std::vector<topology_level> read_topology_from_labels(const YAML::Node& n) {
+  const std::string path = "topologyFromLabels";
+  if (absent(n)) fail(n, path + " must be a mapping with `levels`");
+  expect_map(n, path, {"levels"});
+  const auto levels = get(n, "levels");
+  if (absent(levels) || !levels.IsSequence()) fail(n, path + ".levels must be a list");
+  std::vector<topology_level> out;
+  for (std::size_t i = 0; i < levels.size(); ++i) {
+    const auto lpath = path + ".levels[" + std::to_string(i) + "]";
+    if (absent(levels[i]) || !levels[i].IsMap()) fail(levels[i], lpath + " must be a mapping");
+    expect_map(levels[i], lpath, {"name", "label"});
+    out.push_back({scalar(get(levels[i], "name"), lpath + ".name"), scalar(get(levels[i], "label"), lpath + ".label")});
+  }
+  return out;
+}
+
 config read_config(const YAML::Node& root) {
   expect_map(root, "", {"kubeApiServerAddress", "kubeConfigFilePath", "webServerAddress",
                         "forcePodBindThreshold", "waitingPodSchedulingBlockMilliSec",
-                        "physicalCluster", "virtualClusters", "borrowing"});
+                        "physicalCluster", "virtualClusters", "borrowing", "topologyFromLabels"});
   config cfg;
   if (absent(root)) return cfg;
   cfg.kube_api_server_address = scalar(get(root, "kubeApiServerAddress"), "kubeApiServerAddress");
@@ -203,6 +222,14 @@ config read_config(const YAML::Node& root) {
         integer(get(root, "waitingPodSchedulingBlockMilliSec"), "waitingPodSchedulingBlockMilliSec");
   if (!absent(get(root, "physicalCluster"))) cfg.physical_cluster = read_physical_cluster(get(root, "physicalCluster"));
   cfg.borrowing = read_borrowing(get(root, "borrowing"));
+  if (root.IsMap() && root["topologyFromLabels"]) {
+    cfg.topology_from_labels = read_topology_from_labels(get(root, "topologyFromLabels"));
+    cfg.has_topology_from_labels = true;
+    if (!absent(get(root, "physicalCluster")))
+      fail(get(root, "topologyFromLabels"), "topologyFromLabels and physicalCluster: give one (the cells come from the "
+                                            "node labels or from physicalCluster)");
+    if (auto st = check_levels(cfg.topology_from_labels); !st) fail(get(root, "topologyFromLabels"), st.err().message);
+  }
   const auto vcs = get(root, "virtualClusters");
   if (!absent(vcs) && !vcs.IsMap()) fail(vcs, "virtualClusters must be a mapping");
   for (const auto& kv : vcs) {

@@ -62,6 +62,13 @@ struct borrowing_spec {
   std::int64_t reclaim_timeout_ms = 30'000;
 };
 
+// `topologyFromLabels.levels[]` (label_topology.hpp): one level of cells derived from node
+// labels, top to bottom; `label` is empty for the node level (`{name: node}`).
+struct topology_level {
+  std::string name;
+  std::string label;
+};
+
 struct config {
   std::string kube_api_server_address;
   std::string kube_config_file_path;
@@ -71,6 +78,10 @@ struct config {
   physical_cluster_spec physical_cluster;
   std::map<std::string, virtual_cluster_spec> virtual_clusters;
   borrowing_spec borrowing;
+  // `topologyFromLabels`: the physical cells come from node labels (label_topology.hpp), not
+  // from physicalCluster (giving both is an error). Empty when the key is absent.
+  std::vector<topology_level> topology_from_labels;
+  bool has_topology_from_labels = false;
 };
 
 // Parses HiveD's YAML. REQUIRES: nothing; an empty document yields the defaults.

@@ -45,7 +45,7 @@ namespace kozmo::scheduler {
 // without a restart, and running gangs keep their GPUs.
 struct derived_config {
   std::function<std::string(const k8s::node&)> signature;             // "" = no GPUs to offer
-  std::function<std::string(const std::vector<k8s::node>&)> derive;   // HiveD's YAML
+  std::function<std::string(const std::vector<k8s::node>&)> derive;   // HiveD's YAML; "" = keep the one in use
 };
 
 struct scheduler_actor_config {

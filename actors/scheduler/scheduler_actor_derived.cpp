@@ -32,7 +32,7 @@ std::optional<scheduler_core> derive_core(scheduler_actor* self, const std::map<
   auto& st = self->state;
   auto [yaml, gpus] = st.follow->derive(nodes);
   gpu_nodes = gpus;
-  if (yaml == st.cfg.config_yaml)
+  if (yaml.empty() || yaml == st.cfg.config_yaml) // "": the derivation failed and said why
     return std::nullopt;
   auto core = scheduler_core::load(yaml);
   if (!core) {

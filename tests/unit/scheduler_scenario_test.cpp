@@ -3,6 +3,7 @@
 // (scheduler_core), so a new regression is a new file, not new code. The format is in
 // scheduler_scenarios/README.md. Strict on purpose: an unknown key or step kind fails, naming
 // the file and step, so a typo can never turn an assertion into a no-op.
+#include "actors/scheduler/label_topology.hpp"
 #include "actors/scheduler/scheduler_core.hpp"
 
 #include <catch2/catch.hpp>
@@ -84,16 +85,34 @@ struct replay {
   void run() { absorb(core->schedule(now)); }
 };
 
+// A cluster with topologyFromLabels lists its nodes beside it (`labelledNodes: [{name, gpus,
+// gpuType, labels}]`): the cells are derived from them (label_topology.hpp); others pass as given.
+kozmo::expected<std::string> derived_from_labels(std::string text) {
+  YAML::Node root = YAML::Load(text);
+  if (!root.IsMap() || !root["topologyFromLabels"]) return text;
+  std::vector<labelled_node> nodes;
+  for (const auto& n : root["labelledNodes"]) {
+    if (auto keys = only_keys(n, "labelledNodes[]", {"name", "gpus", "gpuType", "labels"}); !keys) return keys.err();
+    labelled_node node{n["name"].as<std::string>(), n["gpus"].as<int>(), n["gpuType"].as<std::string>(), {}};
+    for (const auto& kv : n["labels"]) node.labels[kv.first.as<std::string>()] = kv.second.as<std::string>();
+    nodes.push_back(std::move(node));
+  }
+  root.remove("labelledNodes");
+  auto derived = config_from_labels(YAML::Dump(root), nodes);
+  if (!derived) return error{derived.err().message};
+  return *derived;
+}
+
 kozmo::expected<std::string> cluster_text(const YAML::Node& root, const fs::path& base_dir) {
   if (root["cluster"].IsDefined() == root["clusterFile"].IsDefined())
     return error{"a scenario holds exactly one of cluster or clusterFile"};
   if (root["cluster"]) {
-    if (root["cluster"].IsScalar()) return root["cluster"].as<std::string>();
-    return YAML::Dump(root["cluster"]);
+    if (root["cluster"].IsScalar()) return derived_from_labels(root["cluster"].as<std::string>());
+    return derived_from_labels(YAML::Dump(root["cluster"]));
   }
   const fs::path path = base_dir / root["clusterFile"].as<std::string>();
   if (!fs::is_regular_file(path)) return error{"clusterFile " + path.string() + " not found"};
-  return read_text(path);
+  return derived_from_labels(read_text(path));
 }
 
 // Checks the latest decisions of a group's pods against `expect` (bound / wait / preempt).
