@@ -21,6 +21,9 @@ expected<pod_scheduling_spec> complete(pod_scheduling_spec s, const std::string&
   if (s.leaf_cell_number <= 0)
     return bad("leafCellNumber must be a positive number of GPUs, got " + std::to_string(s.leaf_cell_number));
   if (s.affinity_group.empty() && s.members.empty()) {
+    if (s.min_members > 1)
+      return bad(std::string(keys::gang_min_members) + " needs a gang (" + keys::gang + ", " + keys::gang_members + ")");
+    s.min_members = 0;
     s.affinity_group = ns + "/" + name;
     s.members.push_back({1, s.leaf_cell_number});
     return s;
@@ -41,6 +44,21 @@ expected<pod_scheduling_spec> complete(pod_scheduling_spec s, const std::string&
   if (!self_found)
     return bad("affinityGroup " + s.affinity_group + " has no member with leafCellNumber " +
                std::to_string(s.leaf_cell_number) + ", the pod's own");
+  if (s.min_members > 0) {
+    int pods = 0;
+    for (const auto& m : s.members) {
+      if (m.leaf_cell_number != s.members.front().leaf_cell_number)
+        return bad(std::string(keys::gang_min_members) + ": an elastic gang's pods must all ask the same GPUs, got " +
+                   format_members(s.members));
+      pods += m.pod_number;
+    }
+    if (s.min_members > pods)
+      return bad(std::string(keys::gang_min_members) + ": " + std::to_string(s.min_members) +
+                 " is more than the gang's " + std::to_string(pods) + " pods (" + keys::gang_members + ")");
+    // One member of the most pods: a gang's pods alike grow and shrink one by one.
+    s.members = {{pods, s.members.front().leaf_cell_number}};
+    if (s.min_members == pods) s.min_members = 0;
+  }
   return s;
 }
 
@@ -189,6 +207,13 @@ expected<pod_scheduling_spec> parse_pod_scheduling_spec(const std::map<std::stri
       if (!v)
         return v.err();
       s.members = std::move(*v);
+    } else if (key == keys::gang_min_members) {
+      auto v = to_int(key, value);
+      if (!v)
+        return v.err();
+      if (*v < 1 || *v > 10000)
+        return bad(std::string(key) + ": " + value + " is out of range: the fewest pods, 1..10000");
+      s.min_members = *v;
     } else {
       continue; // other kozmo.io keys (e.g. the simulated kubelet's) are not scheduling keys
     }
@@ -231,6 +256,7 @@ std::vector<std::pair<std::string, std::string>> scheduling_annotations(const po
   if (!spec.affinity_group.empty()) {
     out.emplace_back(keys::gang, spec.affinity_group);
     out.emplace_back(keys::gang_members, format_members(spec.members));
+    if (spec.min_members > 0) out.emplace_back(keys::gang_min_members, std::to_string(spec.min_members));
   }
   return out;
 }

@@ -17,7 +17,9 @@
 // Kozmo's own keys say the same in flat annotations (the HiveD spec wins when both exist):
 //   kozmo.io/virtual-cluster, kozmo.io/priority, kozmo.io/leaf-cell-type,
 //   kozmo.io/leaf-cell-number, kozmo.io/pinned-cell, kozmo.io/lazy-preemption,
-//   kozmo.io/gang (group name), kozmo.io/gang-members ("4x2,1x4": podNumber x leafCellNumber).
+//   kozmo.io/gang (group name), kozmo.io/gang-members ("4x2,1x4": podNumber x leafCellNumber),
+//   kozmo.io/gang-min-members (an elastic gang's fewest pods, 1..its members' pods; its pods
+//   must all ask the same GPUs; flat form only).
 //
 // Errors are user errors (HTTP 400 in extender mode, an Event in direct mode) whose message
 // names the field and says what is accepted.
@@ -53,6 +55,7 @@ struct pod_scheduling_spec {
   bool ignore_k8s_suggested_nodes = true;
   std::string affinity_group;
   std::vector<affinity_member> members;
+  int min_members = 0; // elastic: the fewest pods it runs with (0: not elastic, all of them)
 
   bool opportunistic() const { return priority == -1; }
 };

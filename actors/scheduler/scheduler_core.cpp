@@ -32,6 +32,9 @@ struct scheduler_core::impl : detail::core_impl {
 
   status validate(const pod_scheduling_spec& spec) const {
     if (spec.leaf_cell_number <= 0) return error::bad_request("leafCellNumber must be at least 1");
+    if (spec.min_members > 0 && (spec.members.size() != 1 || spec.min_members > spec.members.front().pod_number))
+      return error::bad_request("an elastic gang (kozmo.io/gang-min-members " + std::to_string(spec.min_members) +
+                                ") needs pods that all ask the same GPUs and at least that many of them");
     if (spec.priority < -1 || spec.priority > 1000)
       return error::bad_request("priority must be -1 (opportunistic) or 0..1000, got " +
                                 std::to_string(spec.priority));
@@ -136,6 +139,12 @@ struct scheduler_core::impl : detail::core_impl {
     for (int v : g.victims) {
       auto it = by_id.find(v);
       if (it == by_id.end()) continue;
+      // An elastic victim that shrinks gives up only some of its pods (note 10).
+      if (auto only = g.shrinking.find(v); only != g.shrinking.end()) {
+        for (const auto& uid : only->second)
+          if (auto p = pods.find(uid); p != pods.end()) out.push_back(p->second.view.ref);
+        continue;
+      }
       for (const auto& uid : it->second->pods)
         if (auto p = pods.find(uid); p != pods.end()) out.push_back(p->second.view.ref);
     }
@@ -169,6 +178,11 @@ struct scheduler_core::impl : detail::core_impl {
                                               " are held by other schedulers' pods; it binds once they are free");
         return bind_decision(p, g, *s, group_part);
       }
+      if (g.elastic())
+        return say(decision_kind::wait, "the elastic gang '" + g.name + "' runs " + std::to_string(g.slots.size()) +
+                                            " of its " + std::to_string(g.spec.members.front().pod_number) +
+                                            " pods (at least " + std::to_string(g.spec.min_members) +
+                                            "); this pod is placed when GPUs free up");
       return say(decision_kind::wait, "every pod of " + std::to_string(p.view.spec.leaf_cell_number) +
                                           " GPUs in affinity group '" + g.name + "' is already placed");
     }
@@ -226,7 +240,10 @@ struct scheduler_core::impl : detail::core_impl {
       }
       release_group(g);
     }
-    if (g.state == group_state::allocated) return {};
+    if (g.state == group_state::allocated) {
+      if (g.elastic() && !nodes) grow(g);
+      return {};
+    }
     if (g.waiting_since_ms < 0) g.waiting_since_ms = now_ms;
     return place_group(g, nodes, now_ms);
   }
@@ -328,6 +345,7 @@ pod_removal scheduler_core::remove_pod(std::string_view uid) {
   g->second.pods.erase(std::string(uid));
   for (auto& s : g->second.slots)
     if (s.pod_uid == uid) s.pod_uid.clear();
+  if (!g->second.leaving.empty()) d.leaving_gone(g->second, uid); // its GPUs free now (note 10)
   out.group_released = g->second.pods.empty();
   d.drop_group_if_empty(out.group);
   return out;

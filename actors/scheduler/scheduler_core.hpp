@@ -61,8 +61,9 @@
 //     a whole quota cell, while the lender has lent fewer than its lendingLimit of that type
 //     and the borrower holds fewer than its borrowingLimit; its pods prefer its own cells.
 //     Its preemption pass may borrow too, preempting opportunistic pods inside the borrowed
-//     cells (never another VC's guaranteed ones). The group is told Borrowed (notice). A lender's guaranteed group takes a lent cell back
-//     when its own quota has no free room: borrowers in it are victims whatever their
+//     cells (never another VC's guaranteed ones). The group is told Borrowed (notice). A
+//     lender's guaranteed group takes a lent cell back when its own quota has no free room:
+//     borrowers in it are victims whatever their
 //     priority (cheapest, like opportunistic ones; never lazily downgraded), the lender's
 //     group holds the cells (Preempting) and the borrowers are told Reclaimed with a deadline
 //     now + reclaimTimeout; the preempt decision naming them comes at that deadline (pods
@@ -71,6 +72,15 @@
 //     placed on them again. After a restart a borrower's pods come back as opportunistic
 //     (note 7: their GPUs lie outside the VC's quota). Inspect shows each VC's `lent` and
 //     `borrowed` cells.
+// 10. Elastic gangs (kozmo.io/gang-min-members: the fewest pods; kozmo.io/gang-members the
+//     most; all pods alike): placed whole when that fits with free GPUs (or borrowed ones),
+//     else at the minimum, which is also all a preemption or a reservation asks for. An
+//     allocated elastic gang grows one pod at a time, in its turn, onto free (or borrowable)
+//     GPUs while it has pods without a place (notice Grown); it never preempts to grow. When a
+//     preemption needs GPUs of an elastic gang above its minimum, only the pods on those GPUs
+//     are the victims (notice Shrunk) if the rest still make its minimum; otherwise the whole
+//     gang is, as any other. A shrunk pod's GPUs stay held until it is gone. Pods beyond the
+//     places wait with a reason saying how many run.
 #pragma once
 
 #include "actors/scheduler/pod_scheduling_spec.hpp"
@@ -131,6 +141,8 @@ enum class notice_kind {
   preemption_cancelled,  // a higher-priority group took the cells it was preempting or reserving
   borrowed,              // it runs on idle cells of other VCs (note 9)
   reclaimed,             // a lender takes back the cells it borrowed: its pods go at a deadline
+  grown,                 // an elastic gang got more pods placed (note 10)
+  shrunk,                // an elastic gang gives up pods to a preemption instead of all of them
 };
 
 struct group_notice {
@@ -206,11 +218,14 @@ inline const char* event_reason(notice_kind k) {
   case notice_kind::preemption_cancelled: return "PreemptionCancelled";
   case notice_kind::borrowed: return "Borrowed";
   case notice_kind::reclaimed: return "Reclaimed";
+  case notice_kind::grown: return "Grown";
+  case notice_kind::shrunk: return "Shrunk";
   }
   return "Scheduling";
 }
 inline const char* event_type(notice_kind k) {
-  return k == notice_kind::preemption_cancelled || k == notice_kind::borrowed ? "Normal" : "Warning";
+  return k == notice_kind::preemption_cancelled || k == notice_kind::borrowed || k == notice_kind::grown ? "Normal"
+                                                                                                        : "Warning";
 }
 
 // What remove_pod changed, so that the caller keeps no mirror of the core.

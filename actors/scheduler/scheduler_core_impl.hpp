@@ -80,6 +80,13 @@ struct group_entry {
   std::string lazy_reason;
   std::string preemptor;
   std::int64_t preempted_ms = 0;
+  // Elastic (note 10): try_place's members when not spec.members (a size to try), slots whose
+  // pods are being deleted to shrink it (their GPUs held until each pod is gone), and, for a
+  // gang preempting, the victims it shrinks (group id -> the pods to delete; others: all).
+  std::vector<affinity_member> placing;
+  std::vector<slot> leaving;
+  std::map<int, std::vector<std::string>> shrinking;
+  bool elastic() const { return spec.min_members > 0; }
   // Borrowing (note 9): the VCs whose cells its slots borrow; for a lender's gang preempting
   // borrowers, when their pods are deleted unless they finished first (-1: at once).
   std::set<int> lenders;
@@ -248,6 +255,16 @@ struct core_impl {
   bool finish_preemption(group_entry& g);
   void release_group(group_entry& g);      // frees GPUs, reservations and VC quota
   void cancel_preemption(group_entry& g, const std::string& by);
+  // Elastic gangs (note 10, scheduler_core_elastic.cpp): an attempt at the gang's full size,
+  // else at its minimum; growing an allocated gang one pod at a time on free GPUs; shrinking
+  // victims above their minimum instead of deleting them whole; a leaving pod gone.
+  std::optional<attempt> try_sizes(group_entry& g, int max_cost, const std::set<std::string>* nodes);
+  void grow(group_entry& g);
+  // Which of the attempt's victims go whole (`whole`) and which only give up the pods whose GPUs
+  // it needs; with `apply` those pods' slots start leaving. True when some victim shrinks.
+  bool shrink_victims(group_entry& g, const attempt& a, std::set<int>& whole, bool apply);
+  bool leaving_gone(group_entry& g, std::string_view uid);
+  void free_slot_gpus(group_entry& g, slot& s);
   // Borrowing (note 9): whether a VC's gangs may borrow now; the notices a borrow and a
   // reclaim give; when the next reclaim falls due.
   bool can_borrow(int vc) const { return vc >= 0 && may_borrow[static_cast<std::size_t>(vc)]; }
@@ -311,6 +328,7 @@ struct core_impl {
   std::string bind_info(const slot& s, const std::string& group_part) const;
   std::string bind_info_group_part(const group_entry& g) const;
   status recover(const pod_view& pod);
+  void recover_grown(group_entry& g, const pod_view& pod, const std::string& node, const std::vector<int>& indices);
 
   // --- inspect JSON (scheduler_core_inspect.cpp) ------------------------------------------
   json::value group_json(const group_entry& g) const;

@@ -182,14 +182,15 @@ std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
 
   attempt a;
   a.before = state.stamp();
+  const auto& members = g.placing.empty() ? g.spec.members : g.placing;
   std::size_t pods_in_gang = 0;
-  for (const auto& member : g.spec.members) pods_in_gang += static_cast<std::size_t>(member.pod_number);
+  for (const auto& member : members) pods_in_gang += static_cast<std::size_t>(member.pod_number);
   a.slots.reserve(pods_in_gang);
-  std::vector<std::size_t> order(g.spec.members.size());
+  std::vector<std::size_t> order(members.size());
   std::iota(order.begin(), order.end(), 0);
   if (order.size() > 1)
     std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
-      return g.spec.members[x].leaf_cell_number > g.spec.members[y].leaf_cell_number;
+      return members[x].leaf_cell_number > members[y].leaf_cell_number;
     });
   std::vector<cell_id>& near = near_scratch;
   near.clear();
@@ -197,7 +198,7 @@ std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
   survey_memo memo(tree);
   bool failed = false;
   for (std::size_t m : order) {
-    const auto& member = g.spec.members[m];
+    const auto& member = members[m];
     for (int k = 0; k < member.pod_number && !failed; ++k) {
       pick_request req;
       req.leaf_count = member.leaf_cell_number;
@@ -379,10 +380,14 @@ bool core_impl::finish_preemption(group_entry& g) {
   set_state(g, group_state::allocated);
   g.reserving = false;
   g.victims.clear();
+  g.shrinking.clear();
   return true;
 }
 
 void core_impl::release_group(group_entry& g) {
+  for (auto& s : g.leaving) free_slot_gpus(g, s);
+  g.leaving.clear();
+  g.shrinking.clear();
   count_quota(g, -vc_leaves(g));
   for (auto& s : g.slots) {
     for (cell_id leaf : s.place.leaves) {
@@ -442,6 +447,7 @@ bool core_impl::cannot_fit(const group_entry& g, const std::set<std::string>* no
     return false;
   int need = 0;
   for (const auto& m : g.spec.members) need += m.pod_number * m.leaf_cell_number;
+  if (g.elastic()) need = g.spec.min_members * g.spec.members.front().leaf_cell_number;
   if (!g.guaranteed()) {
     // Only free GPUs serve it: more than there are, or a pod larger than any node's free GPUs.
     if (need > state.total_avail()) return true;
@@ -548,6 +554,7 @@ bool core_impl::class_fails(group_entry& g, const scope_stamp& at, bool old) {
   if (!g.klass) {
     std::vector<std::pair<int, int>> members;
     for (const auto& m : g.spec.members) members.emplace_back(m.pod_number, m.leaf_cell_number);
+    if (g.elastic()) members.emplace_back(-1, g.spec.min_members); // places apart from a whole gang
     g.klass.emplace(g.vc, g.priority(), g.spec.leaf_cell_type, g.spec.pinned_cell_id, std::move(members), old);
   }
   if (std::get<1>(*g.klass) != g.priority() || std::get<5>(*g.klass) != old || g.class_generation != failed_generation) {
@@ -573,7 +580,7 @@ bool core_impl::told_fails_like_class(group_entry& g, std::int64_t now_ms) {
 
 std::string core_impl::search_group(group_entry& g, const std::set<std::string>* nodes, std::int64_t now_ms) {
   if (cannot_fit(g, nodes, now_ms)) return wait_reason(g);
-  if (auto a = try_place(g, 0, nodes)) {
+  if (auto a = try_sizes(g, 0, nodes)) {
     commit_allocated(g, *a);
     return {};
   }
@@ -581,29 +588,34 @@ std::string core_impl::search_group(group_entry& g, const std::set<std::string>*
   const bool may_borrow_now = g.guaranteed() && can_borrow(g.vc) && g.spec.pinned_cell_id.empty() &&
                               borrowable(g.vc, g.spec.leaf_cell_type) > 0;
   if (may_borrow_now) {
-    if (auto a = try_place(g, 3, nodes)) {
+    if (auto a = try_sizes(g, 3, nodes)) {
       commit_allocated(g, *a);
       note_borrowed(g);
       return {};
     }
   }
   for (int round = 0; g.guaranteed() && round < 4; ++round) {
-    auto a = try_place(g, 1, nodes);
+    auto a = try_sizes(g, 1, nodes);
     if (!a) break;
     std::vector<group_entry*> lazy, cancel;
+    // Elastic victims above their minimum give up pods instead of being deleted whole.
+    std::set<int> whole;
+    const bool shrinks = shrink_victims(g, *a, whole, false);
     for (int v : a->victims) {
       group_entry* q = group(v);
-      if (!q) continue;
+      if (!q || !whole.count(v)) continue;
       if (q->state == group_state::preempting) cancel.push_back(q);
       else if (q->spec.lazy_preemption_enable && q->guaranteed() && !q->lenders.count(g.vc)) lazy.push_back(q);
     }
     if (lazy.empty() && cancel.empty()) {
+      if (shrinks) shrink_victims(g, *a, whole, true);
       commit_preempting(g, *a);
       note_reclaim(g, now_ms);
       if (!g.lenders.empty()) note_borrowed(g);
       return {};
     }
     undo(*a);
+    g.shrinking.clear();
     for (auto* q : lazy)
       downgrade(*q, "group '" + g.name + "' (priority " + std::to_string(g.priority()) +
                         ") needed its virtual cells", g.name, now_ms);
@@ -623,7 +635,7 @@ std::string core_impl::search_group(group_entry& g, const std::set<std::string>*
           (other->guaranteed() && !physical_mode() ? other->vc : -1) == scope)
         taken = true;
     if (!taken) {
-      if (auto a = try_place(g, 2, nodes)) {
+      if (auto a = try_sizes(g, 2, nodes)) {
         commit_preempting(g, *a);
         g.victims.clear();
         g.reserving = true;

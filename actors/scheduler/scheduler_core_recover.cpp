@@ -259,6 +259,32 @@ bind_info_doc read_yaml_bind_info(const std::string& text) {
 
 } // namespace
 
+void core_impl::recover_grown(group_entry& g, const pod_view& pod, const std::string& node,
+                              const std::vector<int>& indices) {
+  slot s;
+  s.place.node = node;
+  s.place.leaf_indices = indices;
+  const auto on_node = model.tree.leaf_cells_of(node);
+  for (int index : indices) {
+    auto it = std::find_if(on_node.begin(), on_node.end(),
+                           [&](cell_id id) { return model.tree.at(id).leaf_indices.front() == index; });
+    if (it == on_node.end() || state.owner[*it] >= 0) return; // gone, or someone else's: not ours
+    s.place.leaves.push_back(*it);
+  }
+  if (s.place.leaves.empty()) return;
+  s.place.leaf_type = model.tree.at(s.place.leaves.front()).leaf_type;
+  s.pod_uid = pod.ref.uid;
+  for (cell_id leaf : s.place.leaves) state.set_owner(leaf, g.id);
+  if (g.guaranteed() && !physical_mode() && g.vc >= 0) {
+    s.vc_cell = map_to_vc(*this, g, s, "");
+    if (s.vc_cell >= 0) {
+      state.add_use(s.vc_cell, static_cast<int>(s.place.leaves.size()));
+      count_quota(g, static_cast<int>(s.place.leaves.size()));
+    }
+  }
+  g.slots.push_back(std::move(s));
+}
+
 status core_impl::recover(const pod_view& pod) {
   if (pod.bind_info.empty())
     return error::bad_request("pod has no " + std::string(bind_info_annotation) + " annotation");
@@ -332,11 +358,16 @@ status core_impl::recover(const pod_view& pod) {
     }
     const auto& node = info.node;
     const auto& indices = info.isolation;
+    bool matched = false;
     for (auto& s : g.slots)
       if (s.pod_uid.empty() && s.place.node == node && s.place.leaf_indices == indices) {
         s.pod_uid = pod.ref.uid;
+        matched = true;
         break;
       }
+    // An elastic gang's pod placed when it grew, after the pod that rebuilt the group: its
+    // own place joins the group (note 10).
+    if (!matched && g.elastic() && g.state == group_state::allocated) recover_grown(g, pod, node, indices);
     g.pods.insert(pod.ref.uid);
     pods[pod.ref.uid] = pod_entry{pod, g.name, true, true, {}};
   } catch (const YAML::Exception& e) {

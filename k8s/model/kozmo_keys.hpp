@@ -17,6 +17,9 @@ inline constexpr const char* pinned_cell = "kozmo.io/pinned-cell";
 inline constexpr const char* lazy_preemption = "kozmo.io/lazy-preemption";
 inline constexpr const char* gang = "kozmo.io/gang";
 inline constexpr const char* gang_members = "kozmo.io/gang-members"; // "4x2,1x4": pods x GPUs
+// Elastic gangs (scheduler_core.hpp note 10): the fewest pods the gang runs with; its
+// gang-members are the most.
+inline constexpr const char* gang_min_members = "kozmo.io/gang-min-members";
 // HiveD's own, accepted unchanged; the HiveD spec wins over the flat keys.
 inline constexpr const char* hived_spec = "hivedscheduler.microsoft.com/pod-scheduling-spec";
 // Written by the scheduler at bind: the gang's placement (read back after a restart) and the
