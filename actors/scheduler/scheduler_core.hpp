@@ -54,6 +54,36 @@
 //     chain cannot cover it), free ones first; which ones is a guess, since the device plugin
 //     chose them, but the count is what the kubelet admits pods by. Inspect shows them as
 //     otherPodsLeafCells, apart from badLeafCells, and wait reasons name them apart.
+//  9. Gang topology (scheduler_core_topology.cpp; pod keys kozmo.io/gang-level, preferred-level,
+//     subgroup, subgroup-min-members, subgroup-level). A level names cells: a cell type of the
+//     configuration (exact), else the word `node` (node-level cells), else every cell type that
+//     starts with the word followed by '-', '_', '.' or '/' (label-derived types named after
+//     their level, e.g. "rack" for "rack-..."), case-insensitive; a level no cell has is refused
+//     by add_pod (BadRequest naming the key). Every pod of a gang must say the same gang-level
+//     and preferred-level, and the pods of one subgroup the same subgroup-level and minimum.
+//     a. gang-level (hard): every pod of the gang lies within one cell of that level; tried in
+//        best-fit order (cells with the fewest available GPUs that still have enough, at most
+//        128 cells per pass), with free GPUs, then preemption, then head-of-line reservation,
+//        as any gang (note 2, note 5).
+//     b. Subgroups: a gang where some pod names a subgroup is placed only once all the pods
+//        kozmo.io/gang-members counts are present (until then it waits, saying so); the
+//        subgroups are then read from the pods, and each pod binds to a slot of its own
+//        subgroup. Each subgroup with a level lies within one cell of that level, inside the
+//        gang's cell; combinations are tried in best-fit order, at most 64 per gang cell.
+//        All or nothing: the whole gang is placed or none of it; a subgroup's min-members is
+//        validated and shown by inspect, but placement needs all of its pods (elastic gangs
+//        are another rule).
+//     c. preferred-level (soft): within one cell of that level first (inside the gang-level
+//        cell when there is one; a preferred level no narrower than the gang's adds nothing),
+//        else anywhere the hard rules allow; a placement outside it queues a
+//        topology_relaxed notice, and inspect shows the reason ("topology.relaxed").
+//     d. Topology gangs are searched again on every round (no queueing hints or class
+//        shortcuts: a class of plain gangs must not inherit their failures). With virtual
+//        clusters, a new virtual-cell binding is chosen as for any gang and then kept only if
+//        it lies in the cell being tried, so a VC gang may wait where an unbound cell elsewhere
+//        in that cell would have fitted.
+//     e. After a restart, a recovered gang's slots keep the subgroups of the pods recovered on
+//        them; a kept slot no recovered pod names takes any pod of its size.
 #pragma once
 
 #include "actors/scheduler/pod_scheduling_spec.hpp"
@@ -112,6 +142,7 @@ enum class notice_kind {
   lazy_preempted,        // a higher-priority group took its VC cells: it now runs as opportunistic
   downgraded,            // recovered after a configuration change that no longer fits its VC
   preemption_cancelled,  // a higher-priority group took the cells it was preempting or reserving
+  topology_relaxed,      // placed outside its kozmo.io/preferred-level (note 9)
 };
 
 struct group_notice {
@@ -178,12 +209,19 @@ struct cell_map {
 };
 
 // The Event a notice becomes on each of its pods: reason "LazyPreempted" / "Downgraded"
-// (Warning) or "PreemptionCancelled" (Normal).
+// (Warning), "PreemptionCancelled" or "TopologyRelaxed" (Normal).
 inline const char* event_reason(notice_kind k) {
-  return k == notice_kind::lazy_preempted ? "LazyPreempted" : k == notice_kind::downgraded ? "Downgraded"
-                                                                                           : "PreemptionCancelled";
+  switch (k) {
+  case notice_kind::lazy_preempted: return "LazyPreempted";
+  case notice_kind::downgraded: return "Downgraded";
+  case notice_kind::preemption_cancelled: return "PreemptionCancelled";
+  case notice_kind::topology_relaxed: return "TopologyRelaxed";
+  }
+  return "PreemptionCancelled";
 }
-inline const char* event_type(notice_kind k) { return k == notice_kind::preemption_cancelled ? "Normal" : "Warning"; }
+inline const char* event_type(notice_kind k) {
+  return k == notice_kind::lazy_preempted || k == notice_kind::downgraded ? "Warning" : "Normal";
+}
 
 // What remove_pod changed, so that the caller keeps no mirror of the core.
 struct pod_removal {
