@@ -57,8 +57,9 @@
 //  9. Gang topology (scheduler_core_topology.cpp; pod keys kozmo.io/gang-level, preferred-level,
 //     subgroup, subgroup-min-members, subgroup-level). A level names cells: a cell type of the
 //     configuration (exact), else the word `node` (node-level cells), else every cell type that
-//     starts with the word followed by '-', '_', '.' or '/' (label-derived types named after
-//     their level, e.g. "rack" for "rack-..."), case-insensitive; a level no cell has is refused
+//     is the word, starts with it followed by '-', '_', '.' or '/', or ends with it after one of
+//     them, case-insensitive ("rack" names label-derived "rack-..." types and HiveD's
+//     "V100-RACK"; "zone" does not name "OZONE"); a level no cell has is refused
 //     by add_pod (BadRequest naming the key). Every pod of a gang must say the same gang-level
 //     and preferred-level, and the pods of one subgroup the same subgroup-level and minimum.
 //     a. gang-level (hard): every pod of the gang lies within one cell of that level; tried in

@@ -81,8 +81,11 @@ const core_impl::level_cells* core_impl::level_of(const std::string& word) {
     } else if (w == "node") {
       match = c.is_node_level;
     } else {
+      // rack-0 (label-derived, named after the level) or V100-RACK (HiveD's custom).
       const std::string t = lower(c.type);
-      match = t == w || (t.size() > w.size() && t.compare(0, w.size(), w) == 0 && std::strchr("-_./", t[w.size()]));
+      const std::size_t n = w.size();
+      match = t == w || (t.size() > n && t.compare(0, n, w) == 0 && std::strchr("-_./", t[n])) ||
+              (t.size() > n && t.compare(t.size() - n, n, w) == 0 && std::strchr("-_./", t[t.size() - n - 1]));
     }
     if (!match) continue;
     lc.cells.push_back(id);

@@ -405,12 +405,16 @@ TEST_CASE("every pod of a gang must agree on its levels, and unknown levels are 
   REQUIRE_THAT(refused.err().message,
                Catch::Matchers::Contains("kozmo.io/preferred-level: 'shelf' is not a cell level of the cluster"));
   REQUIRE(core.group_of("other-0").empty()); // not queued
-  // The prefix rule: "rack" names no V100 type (V100-RACK does not start with it), "v100-rack" does.
+  // Level words: "rack" and "v100-rack" name V100-RACK (suffix after '-', any case); "ack"
+  // names nothing (a word, not a substring).
   auto e = topo_pod("lower", 0, "", 1, {{1, 1}});
-  e.spec.gang_level = "rack";
+  e.spec.gang_level = "ack";
   REQUIRE_FALSE(core.add_pod(e));
-  e.spec.gang_level = "v100-rack";
+  e.spec.gang_level = "rack";
   REQUIRE(core.add_pod(e));
+  auto f = topo_pod("upper", 0, "", 1, {{1, 1}});
+  f.spec.gang_level = "v100-rack";
+  REQUIRE(core.add_pod(f));
 }
 
 TEST_CASE("a subgroup gang that cannot fit holds no GPU, and one whose pods do not match its members says so",
