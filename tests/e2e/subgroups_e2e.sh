@@ -87,7 +87,7 @@ expect "the prefill/decode gang was not relaxed (it asked nothing soft)" '^0$' s
 # An unknown level: refused, and the pod says which annotation.
 gpu_pod shelf "$(printf '    kozmo.io/gang-level: shelf')" 1 >"$WORK/shelf.yaml"
 expect "a pod with an unknown gang level is created" 'pod/shelf created' k apply -f "$WORK/shelf.yaml"
-eventually "kubectl describe pod shows why it is refused" "kozmo.io/gang-level: 'shelf' is not a cell level of the cluster" \
+eventually "kubectl describe pod shows why it is refused" "InvalidSchedulingSpec .*kozmo.io/gang-level: 'shelf' is not a cell level" \
   k describe pod shelf
 expect "it is not bound" '^$' node_of shelf
 
