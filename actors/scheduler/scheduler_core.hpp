@@ -63,20 +63,25 @@
 //     by add_pod (BadRequest naming the key). Every pod of a gang must say the same gang-level
 //     and preferred-level, and the pods of one subgroup the same subgroup-level and minimum.
 //     a. gang-level (hard): every pod of the gang lies within one cell of that level; tried in
-//        best-fit order (cells with the fewest available GPUs that still have enough, at most
-//        128 cells per pass), with free GPUs, then preemption, then head-of-line reservation,
-//        as any gang (note 2, note 5).
+//        best-fit order (on the free pass the cells with the fewest available GPUs that still
+//        have enough; on the others the most available first; at most 128 cells of a level),
+//        with free GPUs, then preemption, then head-of-line reservation, as any gang (notes 2,
+//        5). At most 256 whole-gang placements are tried per pass (b and c included).
 //     b. Subgroups: a gang where some pod names a subgroup is placed only once all the pods
 //        kozmo.io/gang-members counts are present (until then it waits, saying so); the
 //        subgroups are then read from the pods, and each pod binds to a slot of its own
 //        subgroup. Each subgroup with a level lies within one cell of that level, inside the
-//        gang's cell; combinations are tried in best-fit order, at most 64 per gang cell.
+//        gang's cell; combinations are tried in best-fit order, subgroups sharing a cell only
+//        while its available GPUs hold them all (free pass). Subgroups are laid out narrowest
+//        level first, so that pods of one size confined to a node take their GPUs before those
+//        that may use the whole rack.
 //        All or nothing: the whole gang is placed or none of it; a subgroup's min-members is
 //        validated and shown by inspect, but placement needs all of its pods (elastic gangs
 //        are another rule).
 //     c. preferred-level (soft): within one cell of that level first (inside the gang-level
 //        cell when there is one; a preferred level no narrower than the gang's adds nothing),
-//        else anywhere the hard rules allow; a placement outside it queues a
+//        else anywhere the hard rules allow, pass by pass (a free placement anywhere beats a
+//        preemption inside the preferred cell); a placement outside it queues a
 //        topology_relaxed notice, and inspect shows the reason ("topology.relaxed").
 //     d. Topology gangs are searched again on every round (no queueing hints or class
 //        shortcuts: a class of plain gangs must not inherit their failures). With virtual
