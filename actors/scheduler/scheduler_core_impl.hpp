@@ -300,7 +300,9 @@ struct core_impl {
     std::vector<cell_id> cells; // tree order
     std::vector<char> mark;     // by cell id
   };
+  // Keyed by the exact type, or "~" + the word in lower case (one entry for all its spellings).
   std::map<std::string, level_cells, std::less<>> levels;
+  std::set<std::string, std::less<>> cell_types; // every cell type of the tree, filled once
   const level_cells* level_of(const std::string& word);
 
   // --- groups (scheduler_core_queue.cpp; queue and unqueue above) ------------------------

@@ -66,11 +66,13 @@ std::string quoted_level(const std::string& level) { return "one '" + level + "'
 } // namespace
 
 const core_impl::level_cells* core_impl::level_of(const std::string& word) {
-  if (auto it = levels.find(word); it != levels.end()) return &it->second;
   const cell_tree& tree = model.tree;
-  bool exact = false;
-  for (cell_id id = 0; id < tree.size() && !exact; ++id) exact = tree.at(id).type == word;
+  if (cell_types.empty())
+    for (cell_id id = 0; id < tree.size(); ++id) cell_types.insert(tree.at(id).type);
+  const bool exact = cell_types.count(word) > 0;
   const std::string w = lower(word);
+  const std::string key = exact ? word : "~" + w; // '~' is no character of a valid word
+  if (auto it = levels.find(key); it != levels.end()) return &it->second;
   level_cells lc;
   lc.mark.assign(tree.size(), 0);
   for (cell_id id = 0; id < tree.size(); ++id) {
@@ -92,7 +94,7 @@ const core_impl::level_cells* core_impl::level_of(const std::string& word) {
     lc.mark[id] = 1;
   }
   if (lc.cells.empty()) return nullptr; // not kept: a stream of bad words must not grow the map
-  return &levels.emplace(word, std::move(lc)).first->second;
+  return &levels.emplace(key, std::move(lc)).first->second;
 }
 
 status core_impl::topology_admit(group_entry& g, const pod_view& pod) {
@@ -101,11 +103,9 @@ status core_impl::topology_admit(group_entry& g, const pod_view& pod) {
                                   std::pair{keys::preferred_level, &s.preferred_level},
                                   std::pair{keys::subgroup_level, &s.subgroup_level}}) {
     if (word->empty() || level_of(*word)) continue;
-    std::set<std::string> types;
-    for (cell_id id = 0; id < model.tree.size(); ++id)
-      if (model.tree.at(id).level > 1) types.insert(model.tree.at(id).type);
     std::string list;
-    for (const auto& t : types) list += (list.empty() ? "" : ", ") + t;
+    for (const auto& t : cell_types)
+      if (!model.tree.type_info(t) || !model.tree.type_info(t)->is_leaf) list += (list.empty() ? "" : ", ") + t;
     return error::bad_request(std::string(key) + ": '" + *word + "' is not a cell level of the cluster: use a cell type (" +
                               list + ") or node");
   }
