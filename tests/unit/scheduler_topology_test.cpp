@@ -106,9 +106,9 @@ struct subgroup_ask {
 // Brute force: every assignment of each subgroup's pods (all of `gpus` GPUs) to node-level
 // cells of the leaf type (pods of one subgroup as a multiset), capacities by free GPUs (a pod
 // of n GPUs fits any node-level cell with n free: the relaxed buddy rule), each subgroup within
-// one cell of its level and the whole within one cell of `gang_level`.
+// one cell of its level and the whole within one cell of each of `gang_levels`.
 bool brute_fits(const topology_oracle& o, const std::vector<subgroup_ask>& subgroups, int gpus,
-                const std::string& gang_level, const std::string& leaf_type) {
+                const std::vector<std::string>& gang_levels, const std::string& leaf_type) {
   std::vector<cell_id> nodes;
   for (cell_id id = 0; id < o.tree.size(); ++id)
     if (o.tree.at(id).is_node_level && (leaf_type.empty() || o.tree.at(id).leaf_type == leaf_type)) nodes.push_back(id);
@@ -119,7 +119,8 @@ bool brute_fits(const topology_oracle& o, const std::vector<subgroup_ask>& subgr
     if (s == subgroups.size()) {
       std::vector<cell_id> all;
       for (const auto& p : placed) all.insert(all.end(), p.begin(), p.end());
-      return o.one_cell(all, gang_level);
+      return std::all_of(gang_levels.begin(), gang_levels.end(),
+                         [&](const std::string& level) { return o.one_cell(all, level); });
     }
     if (static_cast<int>(placed[s].size()) == subgroups[s].pods)
       return o.one_cell(placed[s], subgroups[s].level) && go(s + 1, 0);
@@ -214,8 +215,10 @@ TEST_CASE("the core places a topology gang within one cell of its levels iff bru
       const std::string group = "t" + std::to_string(step);
       const std::string type = pick(0, 1) ? "" : "A";
       const int gpus = pick(1, largest);
-      const int kind = pick(0, 2); // 0 gang-level, 1 preferred-level, 2 subgroups
-      std::string gang_level = levels[static_cast<std::size_t>(pick(0, static_cast<int>(levels.size()) - 1))];
+      const int kind = pick(0, 3); // 0 gang-level, 1 preferred-level, 2 subgroups, 3 gang and preferred
+      auto any_level = [&] { return levels[static_cast<std::size_t>(pick(0, static_cast<int>(levels.size()) - 1))]; };
+      std::string gang_level = any_level();
+      const std::string preferred = kind == 1 ? gang_level : kind == 3 ? any_level() : std::string();
       std::vector<subgroup_ask> subgroups;
       if (kind == 2) {
         ++with_subgroups;
@@ -231,15 +234,15 @@ TEST_CASE("the core places a topology gang within one cell of its levels iff bru
       for (const auto& s : subgroups) pods += s.pods;
       const std::vector<affinity_member> members = {{pods, gpus}};
       INFO("step " << step << ": kind " << kind << ", " << pods << " x " << gpus << " GPUs of type '" << type
-                   << "', gang level '" << gang_level << "'");
+                   << "', gang level '" << gang_level << "', preferred '" << preferred << "'");
       std::vector<std::string> uids;
       std::map<std::string, std::string> subgroup_of; // uid -> subgroup
       int index = 0;
       for (const auto& s : subgroups)
         for (int k = 0; k < s.pods; ++k) {
           auto p = topo_pod(group, index++, type, gpus, members);
-          if (kind == 0) p.spec.gang_level = gang_level;
-          if (kind == 1) p.spec.preferred_level = gang_level;
+          if (kind == 0 || kind == 3) p.spec.gang_level = gang_level;
+          p.spec.preferred_level = preferred;
           if (kind == 2) {
             p.spec.gang_level = gang_level;
             p.spec.subgroup = s.name;
@@ -249,8 +252,11 @@ TEST_CASE("the core places a topology gang within one cell of its levels iff bru
           uids.push_back(p.ref.uid);
           subgroup_of[p.ref.uid] = s.name;
         }
-      const bool hard = brute_fits(o, subgroups, gpus, kind == 1 ? "" : gang_level, type);
-      const bool soft = kind != 1 || brute_fits(o, subgroups, gpus, gang_level, type);
+      const std::vector<std::string> hard_levels = kind == 1 ? std::vector<std::string>{} : std::vector{gang_level};
+      std::vector<std::string> soft_levels = hard_levels;
+      if (!preferred.empty()) soft_levels.push_back(preferred);
+      const bool hard = brute_fits(o, subgroups, gpus, hard_levels, type);
+      const bool soft = preferred.empty() || brute_fits(o, subgroups, gpus, soft_levels, type);
       std::map<std::string, std::vector<cell_id>> nodes_by_subgroup;
       std::vector<cell_id> all_nodes;
       std::set<cell_id> taken;
@@ -283,7 +289,7 @@ TEST_CASE("the core places a topology gang within one cell of its levels iff bru
           return n.group == group && n.kind == notice_kind::topology_relaxed;
         });
         REQUIRE(noticed == !soft);
-        if (kind == 1 && soft) REQUIRE(o.one_cell(all_nodes, gang_level));
+        if (soft) REQUIRE(o.one_cell(all_nodes, preferred));
         relaxed += noticed ? 1 : 0;
       }
       for (const auto& uid : uids) core.remove_pod(uid); // the gang leaves; fillers stay
