@@ -448,3 +448,44 @@ TEST_CASE("a subgroup gang that cannot fit holds no GPU, and one whose pods do n
   REQUIRE(waits.size() == 1);
   REQUIRE_THAT(waits[0].reason, Catch::Matchers::Contains("asks for at least 3 pods (kozmo.io/subgroup-min-members) but has 1"));
 }
+
+TEST_CASE("cell types derived from node labels are named by their level word", "[scheduler][topology]") {
+  // Types as label-derived topology names them: the level in capitals, the shape, the GPU type.
+  const std::string yaml = R"(
+physicalCluster:
+  cellTypes:
+    CLIQUE-4-A100: {childCellType: A100, childCellNumber: 4}
+    NODE-2x4-A100: {childCellType: CLIQUE-4-A100, childCellNumber: 2, isNodeLevel: true}
+    RACK-2x2x4-A100: {childCellType: NODE-2x4-A100, childCellNumber: 2}
+  physicalCells:
+  - cellType: RACK-2x2x4-A100
+    cellChildren: [{cellAddress: a1}, {cellAddress: a2}]
+  - cellType: RACK-2x2x4-A100
+    cellChildren: [{cellAddress: b1}, {cellAddress: b2}]
+)";
+  auto loaded = scheduler_core::load(yaml);
+  REQUIRE(loaded);
+  scheduler_core core = std::move(*loaded);
+  // Two 2-GPU pods within one clique (4 GPUs): "clique" names CLIQUE-4-A100.
+  for (int i = 0; i < 2; ++i) {
+    auto p = topo_pod("c", i, "", 2, {{2, 2}});
+    p.spec.gang_level = "clique";
+    REQUIRE(core.add_pod(p));
+  }
+  auto placed = by_pod(core.schedule(0));
+  REQUIRE(placed.size() == 2);
+  REQUIRE(placed["c-0"].kind == decision_kind::bind);
+  REQUIRE(placed["c-0"].node == placed["c-1"].node);
+  // The two GPU-index halves of a node are its two cliques: both pods in the same half.
+  const auto half = [](const pod_decision& d) { return d.leaf_indices.front() / 4; };
+  REQUIRE(half(placed["c-0"]) == half(placed["c-1"]));
+  for (const char* word : {"rack", "Rack", "node", "clique", "RACK-2x2x4-A100"}) {
+    auto p = topo_pod(std::string("w-") + word, 0, "", 1, {{1, 1}});
+    p.spec.gang_level = word;
+    INFO(word);
+    REQUIRE(core.add_pod(p));
+  }
+  auto p = topo_pod("bad", 0, "", 1, {{1, 1}});
+  p.spec.gang_level = "4";
+  REQUIRE_FALSE(core.add_pod(p));
+}
