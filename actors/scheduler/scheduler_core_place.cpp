@@ -22,13 +22,6 @@ cell_id common_ancestor(const cell_tree& tree, const std::vector<cell_id>& leave
   return leaves.front();
 }
 
-// Whether `id` lies in `cell` (or is it).
-bool inside(const cell_tree& tree, cell_id id, cell_id cell) {
-  const int level = tree.at(cell).level;
-  while (id != no_cell && id != cell && tree.at(id).level < level) id = tree.at(id).parent;
-  return id == cell;
-}
-
 } // namespace
 
 namespace {
@@ -79,7 +72,7 @@ std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
   auto cost = [&](cell_id leaf) -> int {
     if (scratch[leaf] || state.is_bad_leaf(leaf)) return -1;
     if (nodes && !nodes->count(tree.at(leaf).node)) return -1;
-    if (within != no_cell && !inside(tree, leaf, within)) return -1;
+    if (within != no_cell && !cell_inside(tree, leaf, within)) return -1;
     const int o = state.owner[leaf], r = state.reserver[leaf];
     if (o < 0 && r < 0) return 0;
     if (mode == place_mode::reserve) return (r >= 0 && r != g.id) ? -1 : 1;

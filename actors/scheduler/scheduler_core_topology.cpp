@@ -40,12 +40,6 @@ namespace {
 constexpr int placements_per_pass = 256;
 constexpr std::size_t cells_per_level = 128;
 
-bool inside(const cell_tree& tree, cell_id id, cell_id cell) {
-  const int level = tree.at(cell).level;
-  while (id != no_cell && id != cell && tree.at(id).level < level) id = tree.at(id).parent;
-  return id == cell;
-}
-
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
@@ -56,7 +50,7 @@ bool within_one(const cell_tree& tree, const core_impl::level_cells& lc, const s
   if (leaves.empty()) return true;
   for (cell_id up = leaves.front(); up != no_cell; up = tree.at(up).parent) {
     if (!lc.mark[up]) continue;
-    if (std::all_of(leaves.begin(), leaves.end(), [&](cell_id l) { return inside(tree, l, up); })) return true;
+    if (std::all_of(leaves.begin(), leaves.end(), [&](cell_id l) { return cell_inside(tree, l, up); })) return true;
   }
   return false;
 }
@@ -310,7 +304,7 @@ std::optional<attempt> core_impl::try_place_topology(group_entry& g, int max_cos
       const cell& x = tree.at(c);
       if (x.leaf_count < need) continue;
       if (!g.spec.leaf_cell_type.empty() && x.leaf_type != g.spec.leaf_cell_type) continue;
-      if (in != no_cell && !inside(tree, c, in) && !inside(tree, in, c)) continue;
+      if (in != no_cell && !cell_inside(tree, c, in) && !cell_inside(tree, in, c)) continue;
       const int avail = state.avail_leaves(c);
       if (free_only && avail < need) continue;
       found.emplace_back(free_only ? avail : -avail, c);
@@ -351,7 +345,7 @@ std::optional<attempt> core_impl::try_place_topology(group_entry& g, int max_cos
           if (need > state.avail_leaves(c)) continue;
         }
         chosen[i] = c;
-        const cell_id confine = gang_cell != no_cell && inside(tree, gang_cell, c) ? gang_cell : c;
+        const cell_id confine = gang_cell != no_cell && cell_inside(tree, gang_cell, c) ? gang_cell : c;
         for (int m : leveled[i]->members) within[static_cast<std::size_t>(m)] = confine;
         if (auto a = self(self, i + 1)) return a;
       }
