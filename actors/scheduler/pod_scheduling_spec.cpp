@@ -102,6 +102,58 @@ expected<std::vector<affinity_member>> parse_members(const std::string& text) {
   return out;
 }
 
+// A level or subgroup name: a word of letters, digits and . _ - / (a cell type such as
+// DGX2-V100-NODE, a level name such as rack), at most 63 characters.
+status check_word(const char* key, const std::string& value) {
+  constexpr std::size_t longest = 63;
+  if (value.empty() || value.size() > longest)
+    return bad(std::string(key) + ": \"" + value + "\" must be 1.." + std::to_string(longest) + " characters");
+  for (char c : value) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                    c == '_' || c == '-' || c == '/';
+    if (!ok)
+      return bad(std::string(key) + ": \"" + value +
+                 "\" is not a level or subgroup name (letters, digits, '.', '_', '-', '/')");
+  }
+  return ok;
+}
+
+// One gang-topology key into `s`; `matched` false for any other key.
+status read_topology_key(const std::string& key, const std::string& value, pod_scheduling_spec& s, bool& matched) {
+  matched = true;
+  std::string* word = key == keys::gang_level        ? &s.gang_level
+                      : key == keys::preferred_level ? &s.preferred_level
+                      : key == keys::subgroup        ? &s.subgroup
+                      : key == keys::subgroup_level  ? &s.subgroup_level
+                                                     : nullptr;
+  if (word) {
+    if (auto valid = check_word(key.c_str(), value); !valid)
+      return valid;
+    *word = value;
+    return ok;
+  }
+  if (key == keys::subgroup_min_members) {
+    auto v = to_int(key, value);
+    if (!v)
+      return v.err();
+    constexpr int most = 10000;
+    if (*v < 1 || *v > most)
+      return bad(key + ": " + value + " is out of range: use 1.." + std::to_string(most));
+    s.subgroup_min_members = *v;
+    return ok;
+  }
+  matched = false;
+  return ok;
+}
+
+// The topology keys' own checks, whatever form the rest came in.
+expected<pod_scheduling_spec> check_topology(pod_scheduling_spec s) {
+  if (s.subgroup.empty() && (s.subgroup_min_members > 0 || !s.subgroup_level.empty()))
+    return bad(std::string(s.subgroup_min_members > 0 ? keys::subgroup_min_members : keys::subgroup_level) +
+               " needs " + keys::subgroup + " (the subgroup it applies to)");
+  return s;
+}
+
 } // namespace
 
 expected<pod_scheduling_spec> parse_hived_spec(const std::string& yaml_text, const std::string& ns,
@@ -169,14 +221,30 @@ expected<pod_scheduling_spec> parse_hived_spec(const std::string& yaml_text, con
 expected<pod_scheduling_spec> parse_pod_scheduling_spec(const std::map<std::string, std::string>& annotations,
                                                         const std::string& ns, const std::string& name,
                                                         const spec_defaults* defaults) {
-  if (auto it = annotations.find(hived_spec_annotation); it != annotations.end())
-    return parse_hived_spec(it->second, ns, name);
+  if (auto it = annotations.find(hived_spec_annotation); it != annotations.end()) {
+    auto hived = parse_hived_spec(it->second, ns, name);
+    if (!hived)
+      return hived;
+    for (const auto& [key, value] : annotations) {
+      bool matched = false;
+      if (auto read = read_topology_key(key, value, *hived, matched); !read)
+        return read.err();
+    }
+    return check_topology(std::move(*hived));
+  }
   pod_scheduling_spec s;
   bool any = false;
   bool has_vc = false, has_number = false;
   for (const auto& [key, value] : annotations) {
     if (key.rfind("kozmo.io/", 0) != 0)
       continue;
+    bool topology_key = false;
+    if (auto read = read_topology_key(key, value, s, topology_key); !read)
+      return read.err();
+    if (topology_key) {
+      any = true;
+      continue;
+    }
     has_vc = has_vc || key == keys::virtual_cluster;
     has_number = has_number || key == keys::leaf_cell_number;
     if (key == keys::virtual_cluster) {
@@ -230,7 +298,10 @@ expected<pod_scheduling_spec> parse_pod_scheduling_spec(const std::map<std::stri
     if (s.leaf_cell_number <= 0)
       return bad(std::string("the pod asks for no GPU: set a GPU limit on its containers or ") + keys::leaf_cell_number);
   }
-  return complete(std::move(s), ns, name);
+  auto done = complete(std::move(s), ns, name);
+  if (!done)
+    return done;
+  return check_topology(std::move(*done));
 }
 
 std::string format_members(const std::vector<affinity_member>& members) {
@@ -258,6 +329,16 @@ std::vector<std::pair<std::string, std::string>> scheduling_annotations(const po
     out.emplace_back(keys::gang_members, format_members(spec.members));
     if (spec.min_members > 0) out.emplace_back(keys::gang_min_members, std::to_string(spec.min_members));
   }
+  if (!spec.gang_level.empty())
+    out.emplace_back(keys::gang_level, spec.gang_level);
+  if (!spec.preferred_level.empty())
+    out.emplace_back(keys::preferred_level, spec.preferred_level);
+  if (!spec.subgroup.empty())
+    out.emplace_back(keys::subgroup, spec.subgroup);
+  if (spec.subgroup_min_members > 0)
+    out.emplace_back(keys::subgroup_min_members, std::to_string(spec.subgroup_min_members));
+  if (!spec.subgroup_level.empty())
+    out.emplace_back(keys::subgroup_level, spec.subgroup_level);
   return out;
 }
 

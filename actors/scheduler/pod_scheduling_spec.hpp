@@ -20,6 +20,10 @@
 //   kozmo.io/gang (group name), kozmo.io/gang-members ("4x2,1x4": podNumber x leafCellNumber),
 //   kozmo.io/gang-min-members (an elastic gang's fewest pods, 1..its members' pods; its pods
 //   must all ask the same GPUs; flat form only).
+// Gang topology has flat keys only, read beside either form: kozmo.io/gang-level,
+// kozmo.io/preferred-level, kozmo.io/subgroup, kozmo.io/subgroup-min-members,
+// kozmo.io/subgroup-level. A level is a word (a cell type or level name, checked against the
+// cluster by the scheduler core); min-members is 1..10000 and needs kozmo.io/subgroup.
 //
 // Errors are user errors (HTTP 400 in extender mode, an Event in direct mode) whose message
 // names the field and says what is accepted.
@@ -56,7 +60,16 @@ struct pod_scheduling_spec {
   std::string affinity_group;
   std::vector<affinity_member> members;
   int min_members = 0; // elastic: the fewest pods it runs with (0: not elastic, all of them)
+  // Gang topology (empty: none). Levels are resolved against the cells by the core.
+  std::string gang_level;
+  std::string preferred_level;
+  std::string subgroup;
+  int subgroup_min_members = 0; // 0: not given (the subgroup needs all its pods)
+  std::string subgroup_level;
 
+  bool has_topology() const {
+    return !gang_level.empty() || !preferred_level.empty() || !subgroup.empty();
+  }
   bool opportunistic() const { return priority == -1; }
 };
 

@@ -127,9 +127,11 @@ struct scheduler_core::impl : detail::core_impl {
     return need > room ? need - std::max(room, 0) : 0;
   }
 
-  slot* free_slot(group_entry& g, int leaf_cell_number) {
+  slot* free_slot(group_entry& g, const pod_scheduling_spec& pod) {
     for (auto& s : g.slots)
-      if (s.pod_uid.empty() && g.spec.members[s.member].leaf_cell_number == leaf_cell_number) return &s;
+      if (s.pod_uid.empty() && (g.topo ? topology_slot_fits(g, s, pod)
+                                       : g.spec.members[s.member].leaf_cell_number == pod.leaf_cell_number))
+        return &s;
     return nullptr;
   }
 
@@ -171,7 +173,7 @@ struct scheduler_core::impl : detail::core_impl {
     };
     switch (g.state) {
     case group_state::allocated: {
-      if (slot* s = free_slot(g, p.view.spec.leaf_cell_number)) {
+      if (slot* s = free_slot(g, p.view.spec)) {
         if (int taken = kept_gpus_taken(*s); taken > 0)
           return say(decision_kind::wait, std::to_string(taken) + " of the GPUs affinity group '" + g.name +
                                               "' keeps for this pod on " + s->place.node +
@@ -293,6 +295,11 @@ status scheduler_core::add_pod(const pod_view& pod) {
     return error::bad_request("affinity group '" + pod.spec.affinity_group + "' has no member of " +
                               std::to_string(pod.spec.leaf_cell_number) + " GPUs");
   }
+  if (auto topology = d.topology_admit(g, pod); !topology) {
+    auto name = g.name;
+    d.drop_group_if_empty(name);
+    return topology.err();
+  }
   g.pods.insert(pod.ref.uid);
   d.pods[pod.ref.uid] = pod_entry{pod, g.name, false, false, {}};
   ++d.undecided;
@@ -317,7 +324,7 @@ std::optional<pod_decision> scheduler_core::bind_placed(std::string_view uid) {
   pod_entry& p = it->second;
   group_entry& g = d.groups.find(p.group)->second;
   if (g.state != group_state::allocated) return std::nullopt;
-  slot* s = d.free_slot(g, p.view.spec.leaf_cell_number);
+  slot* s = d.free_slot(g, p.view.spec);
   if (!s || d.kept_gpus_taken(*s) > 0) return std::nullopt; // schedule() says why
   std::optional<std::string> group_part;
   pod_decision out = d.bind_decision(p, g, *s, group_part);
@@ -328,7 +335,9 @@ std::optional<pod_decision> scheduler_core::bind_placed(std::string_view uid) {
 status scheduler_core::recover_pod(const pod_view& pod) {
   impl_->touched = true;
   impl_->state.settle();
-  return impl_->recover(pod);
+  auto recovered = impl_->recover(pod);
+  if (recovered) impl_->topology_recovered(pod);
+  return recovered;
 }
 
 pod_removal scheduler_core::remove_pod(std::string_view uid) {

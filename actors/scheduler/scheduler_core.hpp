@@ -81,6 +81,42 @@
 //     are the victims (notice Shrunk) if the rest still make its minimum; otherwise the whole
 //     gang is, as any other. A shrunk pod's GPUs stay held until it is gone. Pods beyond the
 //     places wait with a reason saying how many run.
+// 11. Gang topology (scheduler_core_topology.cpp; pod keys kozmo.io/gang-level, preferred-level,
+//     subgroup, subgroup-min-members, subgroup-level). A level names cells: a cell type of the
+//     configuration (exact), else the word `node` (node-level cells), else every cell type that
+//     is the word, starts with it followed by '-', '_', '.' or '/', or ends with it after one of
+//     them, case-insensitive ("rack" names label-derived "rack-..." types and HiveD's
+//     "V100-RACK"; "zone" does not name "OZONE"); a level no cell has is refused
+//     by add_pod (BadRequest naming the key). Every pod of a gang must say the same gang-level
+//     and preferred-level, and the pods of one subgroup the same subgroup-level and minimum.
+//     a. gang-level (hard): every pod of the gang lies within one cell of that level; tried in
+//        best-fit order (on the free pass the cells with the fewest available GPUs that still
+//        have enough; on the others the most available first; at most 128 cells of a level),
+//        with free GPUs, then preemption, then head-of-line reservation, as any gang (notes 2,
+//        5). At most 256 whole-gang placements are tried per pass (b and c included).
+//     b. Subgroups: a gang where some pod names a subgroup is placed only once all the pods
+//        kozmo.io/gang-members counts are present (until then it waits, saying so); the
+//        subgroups are then read from the pods, and each pod binds to a slot of its own
+//        subgroup. Each subgroup with a level lies within one cell of that level, inside the
+//        gang's cell; combinations are tried in best-fit order, subgroups sharing a cell only
+//        while its available GPUs hold them all (free pass). Subgroups are laid out narrowest
+//        level first, so that pods of one size confined to a node take their GPUs before those
+//        that may use the whole rack.
+//        All or nothing: the whole gang is placed or none of it; a subgroup's min-members is
+//        validated and shown by inspect, but placement needs all of its pods (elastic gangs
+//        are another rule).
+//     c. preferred-level (soft): within one cell of that level first (inside the gang-level
+//        cell when there is one; a preferred level no narrower than the gang's adds nothing),
+//        else anywhere the hard rules allow, pass by pass (a free placement anywhere beats a
+//        preemption inside the preferred cell); a placement outside it queues a
+//        topology_relaxed notice, and inspect shows the reason ("topology.relaxed").
+//     d. Topology gangs are searched again on every round (no queueing hints or class
+//        shortcuts: a class of plain gangs must not inherit their failures). With virtual
+//        clusters, a new virtual-cell binding is chosen as for any gang and then kept only if
+//        it lies in the cell being tried, so a VC gang may wait where an unbound cell elsewhere
+//        in that cell would have fitted.
+//     e. After a restart, a recovered gang's slots keep the subgroups of the pods recovered on
+//        them; a kept slot no recovered pod names takes any pod of its size.
 #pragma once
 
 #include "actors/scheduler/pod_scheduling_spec.hpp"
@@ -143,6 +179,7 @@ enum class notice_kind {
   reclaimed,             // a lender takes back the cells it borrowed: its pods go at a deadline
   grown,                 // an elastic gang got more pods placed (note 10)
   shrunk,                // an elastic gang gives up pods to a preemption instead of all of them
+  topology_relaxed,      // placed outside its kozmo.io/preferred-level (note 11)
 };
 
 struct group_notice {
@@ -210,7 +247,7 @@ struct cell_map {
 };
 
 // The Event a notice becomes on each of its pods: reason "LazyPreempted" / "Downgraded"
-// (Warning) or "PreemptionCancelled" (Normal).
+// (Warning), "PreemptionCancelled" or "TopologyRelaxed" (Normal).
 inline const char* event_reason(notice_kind k) {
   switch (k) {
   case notice_kind::lazy_preempted: return "LazyPreempted";
@@ -220,12 +257,15 @@ inline const char* event_reason(notice_kind k) {
   case notice_kind::reclaimed: return "Reclaimed";
   case notice_kind::grown: return "Grown";
   case notice_kind::shrunk: return "Shrunk";
+  case notice_kind::topology_relaxed: return "TopologyRelaxed";
   }
   return "Scheduling";
 }
 inline const char* event_type(notice_kind k) {
-  return k == notice_kind::preemption_cancelled || k == notice_kind::borrowed || k == notice_kind::grown ? "Normal"
-                                                                                                        : "Warning";
+  return k == notice_kind::lazy_preempted || k == notice_kind::downgraded || k == notice_kind::reclaimed ||
+                 k == notice_kind::shrunk
+             ? "Warning"
+             : "Normal";
 }
 
 // What remove_pod changed, so that the caller keeps no mirror of the core.

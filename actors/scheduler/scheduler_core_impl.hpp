@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -63,6 +64,15 @@ using placement_class = std::tuple<int, int, std::string, std::string, std::vect
 
 enum class group_state { pending, preempting, allocated };
 
+struct gang_topology; // scheduler_core_topology.cpp
+
+// Whether cell `id` lies in `cell` (or is it): up the parents while below its level.
+inline bool cell_inside(const cell_tree& tree, cell_id id, cell_id cell) {
+  const int level = tree.at(cell).level;
+  while (id != no_cell && id != cell && tree.at(id).level < level) id = tree.at(id).parent;
+  return id == cell;
+}
+
 struct group_entry {
   int id = 0;
   std::string name;
@@ -103,6 +113,8 @@ struct group_entry {
   bool told = false;
   // Its key in core_impl::waiting while it is there (the priority it had when queued).
   std::optional<std::tuple<int, std::int64_t, std::string_view>> turn;
+  // Gang topology (scheduler_core.hpp note 11); null for a gang that asks none.
+  std::shared_ptr<gang_topology> topo;
 
   int priority() const { return lazy_preempted ? -1 : spec.priority; }
   // What its GPUs weigh against others' preemption passes: a borrower's count as opportunistic
@@ -318,6 +330,32 @@ struct core_impl {
   std::vector<std::vector<std::string>> vc_leaf_types;
   static int vc_leaves(const group_entry& g);  // quota the group's slots hold
   void count_quota(const group_entry& g, int leaves);
+
+  // --- gang topology (scheduler_core_topology.cpp; scheduler_core.hpp note 11) ------------
+  // A pod joining `g` (add_pod, after add_group): checks its levels against the cells and the
+  // gang's other pods, and sets g.topo up. An error refuses the pod (BadRequest).
+  status topology_admit(group_entry& g, const pod_view& pod);
+  // A recovered pod's subgroup onto its slot (recover_pod, after recover).
+  void topology_recovered(const pod_view& pod);
+  // place_group for a gang with g.topo: waits for its subgroups, searches, records relaxing.
+  std::string place_topology_group(group_entry& g, const std::set<std::string>* nodes, std::int64_t now_ms);
+  // try_place for a gang with g.topo: one try_place per candidate cell (combination).
+  std::optional<attempt> try_place_topology(group_entry& g, int max_cost, const std::set<std::string>* nodes);
+  // Whether a kept slot serves a pod of `pod`'s size and subgroup.
+  bool topology_slot_fits(const group_entry& g, const slot& s, const pod_scheduling_spec& pod) const;
+  json::value topology_json(const group_entry& g) const;
+  // While try_place_topology runs: per member of the group, the cell its pods must lie in
+  // (no_cell: anywhere). try_place's cost() refuses GPUs outside it.
+  const std::vector<cell_id>* topo_within = nullptr;
+  // Cells per level word, and a mark per cell, resolved once (the tree is immutable).
+  struct level_cells {
+    std::vector<cell_id> cells; // tree order
+    std::vector<char> mark;     // by cell id
+  };
+  // Keyed by the exact type, or "~" + the word in lower case (one entry for all its spellings).
+  std::map<std::string, level_cells, std::less<>> levels;
+  std::set<std::string, std::less<>> cell_types; // every cell type of the tree, filled once
+  const level_cells* level_of(const std::string& word);
 
   // --- groups (scheduler_core_queue.cpp; queue and unqueue above) ------------------------
   group_entry& add_group(const pod_view& pod);

@@ -22,6 +22,7 @@ json::value core_impl::group_json(const group_entry& g) const {
                    : victim                             ? "BeingPreempted"
                                                         : "Allocated";
   o.set("state", st);
+  if (g.topo) o.set("topology", topology_json(g));
   json::object physical, virt;
   for (const auto& s : g.slots) {
     json::array idx;

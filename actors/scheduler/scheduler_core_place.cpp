@@ -55,6 +55,9 @@ enum class place_mode { free_only, preempt, reserve, borrow };
 
 std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
                                             const std::set<std::string>* nodes) {
+  // Gang topology: one placement per candidate cell, each back here with topo_within set.
+  if (g.topo && !topo_within) return try_place_topology(g, max_cost, nodes);
+  cell_id within = no_cell; // the cell the current member's pods must lie in (topo_within)
   const place_mode mode = max_cost == 0 ? place_mode::free_only
                           : max_cost == 1 ? place_mode::preempt
                           : max_cost == 2 ? place_mode::reserve : place_mode::borrow;
@@ -80,6 +83,7 @@ std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
   auto cost = [&](cell_id leaf) -> int {
     if (scratch[leaf] || state.is_bad_leaf(leaf)) return -1;
     if (nodes && !nodes->count(tree.at(leaf).node)) return -1;
+    if (within != no_cell && !cell_inside(tree, leaf, within)) return -1;
     const int o = state.owner[leaf], r = state.reserver[leaf];
     if (o < 0 && r < 0) return 0;
     if (mode == place_mode::reserve) return (r >= 0 && r != g.id) ? -1 : 1;
@@ -199,6 +203,10 @@ std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
   bool failed = false;
   for (std::size_t m : order) {
     const auto& member = members[m];
+    if (topo_within && m < topo_within->size() && (*topo_within)[m] != within) {
+      within = (*topo_within)[m];
+      memo.clear(); // the counts under each root were taken with another restriction
+    }
     for (int k = 0; k < member.pod_number && !failed; ++k) {
       pick_request req;
       req.leaf_count = member.leaf_cell_number;
@@ -515,6 +523,7 @@ scope_stamp core_impl::scope_of(const group_entry& g) const {
 }
 
 std::string core_impl::place_group(group_entry& g, const std::set<std::string>* nodes, std::int64_t now_ms) {
+  if (g.topo) return place_topology_group(g, nodes, now_ms);
   if (!options.shortcuts || nodes) {
     g.told = false;
     g.hint.reset();

@@ -20,6 +20,14 @@ inline constexpr const char* gang_members = "kozmo.io/gang-members"; // "4x2,1x4
 // Elastic gangs (scheduler_core.hpp note 10): the fewest pods the gang runs with; its
 // gang-members are the most.
 inline constexpr const char* gang_min_members = "kozmo.io/gang-min-members";
+// Gang topology (docs/gpu-scheduling.md "Gang topology: levels, subgroups, soft topology"): a
+// cell level name or cell type the whole gang must fit in (hard) or should (soft), and the
+// pod's subgroup with its own level and minimum.
+inline constexpr const char* gang_level = "kozmo.io/gang-level";
+inline constexpr const char* preferred_level = "kozmo.io/preferred-level";
+inline constexpr const char* subgroup = "kozmo.io/subgroup";
+inline constexpr const char* subgroup_min_members = "kozmo.io/subgroup-min-members";
+inline constexpr const char* subgroup_level = "kozmo.io/subgroup-level";
 // HiveD's own, accepted unchanged; the HiveD spec wins over the flat keys.
 inline constexpr const char* hived_spec = "hivedscheduler.microsoft.com/pod-scheduling-spec";
 // Written by the scheduler at bind: the gang's placement (read back after a restart) and the

@@ -42,6 +42,11 @@ void same_request(const scheduler::pod_scheduling_spec& a, const scheduler::pod_
   fuzz::require(a.lazy_preemption_enable == b.lazy_preemption_enable, "round trip keeps lazy preemption");
   fuzz::require(a.affinity_group == b.affinity_group, "round trip keeps the gang's name", b.affinity_group);
   fuzz::require(a.members == b.members, "round trip keeps the gang's members");
+  fuzz::require(a.gang_level == b.gang_level, "round trip keeps the gang level", b.gang_level);
+  fuzz::require(a.preferred_level == b.preferred_level, "round trip keeps the preferred level", b.preferred_level);
+  fuzz::require(a.subgroup == b.subgroup, "round trip keeps the subgroup", b.subgroup);
+  fuzz::require(a.subgroup_min_members == b.subgroup_min_members, "round trip keeps the subgroup's minimum");
+  fuzz::require(a.subgroup_level == b.subgroup_level, "round trip keeps the subgroup level", b.subgroup_level);
 }
 
 void check_scheduling(const std::map<std::string, std::string>& annotations, const scheduler::spec_defaults* d) {

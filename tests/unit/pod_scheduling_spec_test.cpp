@@ -89,3 +89,60 @@ TEST_CASE("each malformed spec gets a 400 whose message names the field and what
   REQUIRE_FALSE(flat.has_value());
   CHECK_THAT(flat.err().message, Catch::Contains("kozmo.io/gang-members"));
 }
+
+TEST_CASE("gang topology keys are read beside either form and written back by scheduling_annotations") {
+  std::map<std::string, std::string> a = {{"kozmo.io/virtual-cluster", "v"},
+                                          {"kozmo.io/leaf-cell-number", "2"},
+                                          {"kozmo.io/gang", "serve"},
+                                          {"kozmo.io/gang-members", "4x2"},
+                                          {"kozmo.io/gang-level", "rack"},
+                                          {"kozmo.io/preferred-level", "DGX2-V100-NODE"},
+                                          {"kozmo.io/subgroup", "prefill"},
+                                          {"kozmo.io/subgroup-min-members", "2"},
+                                          {"kozmo.io/subgroup-level", "node"}};
+  auto s = parse_pod_scheduling_spec(a, "ns", "p");
+  REQUIRE(s.has_value());
+  CHECK(s->gang_level == "rack");
+  CHECK(s->preferred_level == "DGX2-V100-NODE");
+  CHECK(s->subgroup == "prefill");
+  CHECK(s->subgroup_min_members == 2);
+  CHECK(s->subgroup_level == "node");
+  std::map<std::string, std::string> written;
+  for (auto& [k, v] : scheduling_annotations(*s)) written[k] = v;
+  auto again = parse_pod_scheduling_spec(written, "ns", "p");
+  REQUIRE(again.has_value());
+  CHECK(again->gang_level == "rack");
+  CHECK(again->subgroup_min_members == 2);
+  CHECK(again->subgroup_level == "node");
+  // Beside HiveD's annotation (which otherwise wins over the flat keys).
+  auto h = hived("virtualCluster: v\nleafCellNumber: 1\n");
+  h["kozmo.io/gang-level"] = "node";
+  auto with_hived = parse_pod_scheduling_spec(h, "ns", "p");
+  REQUIRE(with_hived.has_value());
+  CHECK(with_hived->gang_level == "node");
+}
+
+TEST_CASE("malformed gang topology keys get a 400 naming the key") {
+  auto check = [](std::map<std::string, std::string> extra, const std::string& needle) {
+    std::map<std::string, std::string> a = {{"kozmo.io/virtual-cluster", "v"}, {"kozmo.io/leaf-cell-number", "1"}};
+    a.insert(extra.begin(), extra.end());
+    auto s = parse_pod_scheduling_spec(a, "ns", "p");
+    INFO(needle);
+    REQUIRE_FALSE(s.has_value());
+    CHECK(s.err().code == 400);
+    CHECK_THAT(s.err().message, Catch::Contains(needle));
+  };
+  check({{"kozmo.io/gang-level", ""}}, "kozmo.io/gang-level: \"\" must be 1..63 characters");
+  check({{"kozmo.io/preferred-level", "rack level"}}, "kozmo.io/preferred-level: \"rack level\" is not a level");
+  check({{"kozmo.io/subgroup-level", std::string(64, 'x')}, {"kozmo.io/subgroup", "s"}}, "must be 1..63 characters");
+  check({{"kozmo.io/subgroup", "s"}, {"kozmo.io/subgroup-min-members", "0"}}, "kozmo.io/subgroup-min-members: 0 is out of range: use 1..10000");
+  check({{"kozmo.io/subgroup", "s"}, {"kozmo.io/subgroup-min-members", "10001"}}, "out of range");
+  check({{"kozmo.io/subgroup", "s"}, {"kozmo.io/subgroup-min-members", "two"}}, "kozmo.io/subgroup-min-members: \"two\" is not an integer");
+  check({{"kozmo.io/subgroup-min-members", "2"}}, "kozmo.io/subgroup-min-members needs kozmo.io/subgroup");
+  check({{"kozmo.io/subgroup-level", "node"}}, "kozmo.io/subgroup-level needs kozmo.io/subgroup");
+  auto h = hived("virtualCluster: v\nleafCellNumber: 1\n");
+  h["kozmo.io/subgroup"] = "a b";
+  auto s = parse_pod_scheduling_spec(h, "ns", "p");
+  REQUIRE_FALSE(s.has_value());
+  CHECK_THAT(s.err().message, Catch::Contains("kozmo.io/subgroup: \"a b\""));
+}

@@ -68,6 +68,7 @@ struct replay {
   std::map<std::string, std::vector<std::string>> group_pods; // group -> uids in request order
   std::map<std::string, pod_record> pods;
   std::vector<std::pair<std::string, bool>> health;           // set_node calls, in order
+  std::vector<group_notice> notices;                          // every notice taken, in order
   std::int64_t now = 0;
 
   void absorb(std::vector<pod_decision> decisions) {
@@ -82,7 +83,10 @@ struct replay {
       it->second.last = std::move(d);
     }
   }
-  void run() { absorb(core->schedule(now)); }
+  void run() {
+    absorb(core->schedule(now));
+    for (auto& n : core->take_notices()) notices.push_back(std::move(n));
+  }
 };
 
 // A cluster with topologyFromLabels lists its nodes beside it (`labelledNodes: [{name, gpus,
@@ -195,11 +199,14 @@ status run_schedule(replay& r, const YAML::Node& step) {
   const YAML::Node spec = step["schedule"];
   if (auto keys = only_keys(spec, "schedule",
                             {"group", "vc", "priority", "leafType", "pinnedCell", "lazyPreemption",
-                             "members", "suggestedNodes", "ignoreSuggestedNodes"});
+                             "members", "suggestedNodes", "ignoreSuggestedNodes", "gangLevel", "preferredLevel",
+                             "subgroups", "refused"});
       !keys)
     return keys;
-  if (!spec["group"] || !spec["members"] || !spec["members"].IsSequence())
-    return error{"schedule needs group and a members list"};
+  const bool subgroups = static_cast<bool>(spec["subgroups"]);
+  if (!spec["group"] || subgroups == static_cast<bool>(spec["members"]) ||
+      !(subgroups ? spec["subgroups"] : spec["members"]).IsSequence())
+    return error{"schedule needs group and either a members or a subgroups list"};
   pod_scheduling_spec s;
   s.affinity_group = spec["group"].as<std::string>();
   s.virtual_cluster = spec["vc"] ? spec["vc"].as<std::string>() : "default";
@@ -208,10 +215,22 @@ status run_schedule(replay& r, const YAML::Node& step) {
   if (spec["pinnedCell"]) s.pinned_cell_id = spec["pinnedCell"].as<std::string>();
   if (spec["lazyPreemption"]) s.lazy_preemption_enable = spec["lazyPreemption"].as<bool>();
   if (spec["ignoreSuggestedNodes"]) s.ignore_k8s_suggested_nodes = spec["ignoreSuggestedNodes"].as<bool>();
-  for (const auto& member : spec["members"]) {
-    if (auto keys = only_keys(member, "schedule.members[]", {"podNumber", "leafCellNumber"}); !keys)
+  if (spec["gangLevel"]) s.gang_level = spec["gangLevel"].as<std::string>();
+  if (spec["preferredLevel"]) s.preferred_level = spec["preferredLevel"].as<std::string>();
+  // Subgroups: each entry is a member of the gang whose pods carry its subgroup keys.
+  std::vector<pod_scheduling_spec> member_specs;
+  for (const auto& member : subgroups ? spec["subgroups"] : spec["members"]) {
+    if (auto keys = subgroups ? only_keys(member, "schedule.subgroups[]",
+                                          {"name", "podNumber", "leafCellNumber", "level", "minMembers"})
+                              : only_keys(member, "schedule.members[]", {"podNumber", "leafCellNumber"});
+        !keys)
       return keys;
     s.members.push_back({member["podNumber"].as<int>(), member["leafCellNumber"].as<int>()});
+    pod_scheduling_spec& m = member_specs.emplace_back();
+    if (!subgroups) continue;
+    if (member["name"]) m.subgroup = member["name"].as<std::string>();
+    if (member["level"]) m.subgroup_level = member["level"].as<std::string>();
+    if (member["minMembers"]) m.subgroup_min_members = member["minMembers"].as<int>();
   }
   // Scheduling a group the script already created resubmits it: its old pods go first.
   auto& uids = r.group_pods[s.affinity_group];
@@ -221,17 +240,26 @@ status run_schedule(replay& r, const YAML::Node& step) {
   }
   uids.clear();
   int index = 0;
-  for (const auto& m : s.members)
-    for (int k = 0; k < m.pod_number; ++k) {
+  for (std::size_t mi = 0; mi < s.members.size(); ++mi)
+    for (int k = 0; k < s.members[mi].pod_number; ++k) {
+      const auto& m = s.members[mi];
       pod_view v;
       v.ref = {"default", s.affinity_group + "-" + std::to_string(index),
                s.affinity_group + "-" + std::to_string(index)};
       ++index;
       v.spec = s;
       v.spec.leaf_cell_number = m.leaf_cell_number;
+      v.spec.subgroup = member_specs[mi].subgroup;
+      v.spec.subgroup_level = member_specs[mi].subgroup_level;
+      v.spec.subgroup_min_members = member_specs[mi].subgroup_min_members;
       v.created_ms = r.now;
-      if (auto added = r.core->add_pod(v); !added)
+      if (auto added = r.core->add_pod(v); !added) {
+        // `refused`: the first pod must be refused with a message holding these words.
+        if (spec["refused"] && added.err().message.find(spec["refused"].as<std::string>()) != std::string::npos)
+          return kozmo::ok;
         return error{"group '" + s.affinity_group + "': add_pod refused: " + added.err().message};
+      }
+      if (spec["refused"]) return error{"group '" + s.affinity_group + "': add_pod accepted a pod expected refused"};
       uids.push_back(v.ref.uid);
       r.pods[v.ref.uid] = pod_record{v, std::nullopt};
     }
@@ -285,7 +313,9 @@ status run_expect_free(replay& r, const YAML::Node& step) {
 
 status run_expect_group(replay& r, const YAML::Node& step) {
   const YAML::Node spec = step["expectGroup"];
-  if (auto keys = only_keys(spec, "expectGroup", {"group", "state", "lazyPreempted", "reasonContains", "placement", "gone"}); !keys)
+  if (auto keys = only_keys(spec, "expectGroup",
+                            {"group", "state", "lazyPreempted", "reasonContains", "placement", "gone", "relaxed", "notice"});
+      !keys)
     return keys;
   const auto name = spec["group"].as<std::string>();
   auto g = r.core->inspect_group(name);
@@ -302,6 +332,18 @@ status run_expect_group(replay& r, const YAML::Node& step) {
     return error{"group '" + name + "': lazyPreempted expected " + spec["lazyPreempted"].as<std::string>() + ", got " + shown};
   if (spec["reasonContains"] && (!lazy || lazy->get_string("reason").find(spec["reasonContains"].as<std::string>()) == std::string::npos))
     return error{"group '" + name + "': lazy preemption reason lacks \"" + spec["reasonContains"].as<std::string>() + "\": " + shown};
+  // Gang topology: whether inspect says it lies outside its preferred level, and a notice
+  // (the Event the actor posts) queued for the group at some point.
+  const auto* topology = g->find("topology");
+  const bool relaxed = topology && topology->find("relaxed");
+  if (spec["relaxed"] && spec["relaxed"].as<bool>() != relaxed)
+    return error{"group '" + name + "': relaxed expected " + spec["relaxed"].as<std::string>() + ", got " + shown};
+  if (spec["notice"]) {
+    const auto want = spec["notice"].as<std::string>();
+    bool seen = false;
+    for (const auto& n : r.notices) seen = seen || (n.group == name && want == event_reason(n.kind));
+    if (!seen) return error{"group '" + name + "': no " + want + " notice was queued"};
+  }
   if (spec["placement"]) {
     for (const auto& kv : spec["placement"]) {
       const auto* at = g->find("physicalPlacement")->find(kv.first.as<std::string>());
