@@ -198,6 +198,16 @@ gang_plan plan_gang(const training_job& job, const options& opt) {
         ++it->pod_number;
     }
   }
+  // An elastic job's gang starts at minReplicas workers (and whatever else is in the gang) and
+  // grows toward all its pods; the scheduler needs its pods alike to grow and shrink them.
+  if (job.elastic && job.elastic->min_replicas && plan.members.size() == 1) {
+    const replica_spec* workers = job.find("Worker");
+    int in_gang_workers = 0;
+    for (const auto& [key, member] : plan.in_gang) in_gang_workers += member && key.first == "Worker";
+    const int others = plan.members.front().pod_number - in_gang_workers;
+    const int min = others + std::min(*job.elastic->min_replicas, in_gang_workers);
+    if (workers != nullptr && min >= 1 && min < plan.members.front().pod_number) plan.min_members = min;
+  }
   return plan;
 }
 
@@ -250,6 +260,7 @@ json::value build_pod(const training_job& job, const replica_spec& spec, int ind
     if (auto it = gang.in_gang.find({spec.type, index}); it != gang.in_gang.end() && it->second) {
       want.affinity_group = gang.name;
       want.members = gang.members;
+      want.min_members = gang.min_members;
     }
     // What the template says wins: a user may pin a VC or priority per replica.
     for (const auto& [key, value] : scheduler::scheduling_annotations(want))

@@ -51,6 +51,9 @@ struct gang_plan {
   std::vector<scheduler::affinity_member> members; // of the gang, in first-seen order
   std::string virtual_cluster;
   int priority = 0;
+  // Elastic PyTorchJob (elasticPolicy.minReplicas): the fewest pods the gang runs with, the
+  // workers' minimum plus the other members; 0: not elastic (scheduler_core.hpp note 10).
+  int min_members = 0;
   std::map<std::pair<std::string, int>, bool> in_gang; // (type, index) → member of the gang
 };
 gang_plan plan_gang(const training_job& job, const options& opt);

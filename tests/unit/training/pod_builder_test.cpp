@@ -199,3 +199,17 @@ TEST_CASE("priority classes map to kozmo priorities") {
   CHECK(priority_of("team-a-special", table) == 0);
   CHECK(priority_of("", table) == 0);
 }
+
+TEST_CASE("an elastic PyTorchJob's gang may run with minReplicas workers and grow to all of them") {
+  std::string specs = "{\"Worker\":" + replica("pytorch", 4, "", 8) + "}";
+  cluster c(job_doc("PyTorchJob", "pytorchReplicaSpecs", specs, R"("elasticPolicy":{"minReplicas":2,"maxReplicas":4})"));
+  c.step();
+  for (const auto& p : c.pods) {
+    CHECK(annotation(p, "kozmo.io/gang-members") == "4x8");
+    CHECK(annotation(p, "kozmo.io/gang-min-members") == "2");
+  }
+  // Not elastic, or no smaller minimum: no minimum written.
+  cluster plain(job_doc("PyTorchJob", "pytorchReplicaSpecs", specs, R"("elasticPolicy":{"minReplicas":4,"maxReplicas":4})"));
+  plain.step();
+  CHECK(annotation(plain.pod("job-worker-0"), "kozmo.io/gang-min-members") == "<unset>");
+}
