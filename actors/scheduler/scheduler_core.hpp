@@ -61,17 +61,19 @@
 //     a whole quota cell, while the lender has lent fewer than its lendingLimit of that type
 //     and the borrower holds fewer than its borrowingLimit; its pods prefer its own cells.
 //     Its preemption pass may borrow too, preempting opportunistic pods inside the borrowed
-//     cells (never another VC's guaranteed ones). The group is told Borrowed (notice). A
-//     lender's guaranteed group takes a lent cell back when its own quota has no free room:
-//     borrowers in it are victims whatever their
-//     priority (cheapest, like opportunistic ones; never lazily downgraded), the lender's
-//     group holds the cells (Preempting) and the borrowers are told Reclaimed with a deadline
-//     now + reclaimTimeout; the preempt decision naming them comes at that deadline (pods
-//     that finish first free the cells sooner: no kill), next_wake_ms() says when. No loop:
-//     the cells stay held by the lender while the borrowers go, so a borrower cannot be
-//     placed on them again. After a restart a borrower's pods come back as opportunistic
-//     (note 7: their GPUs lie outside the VC's quota). Inspect shows each VC's `lent` and
-//     `borrowed` cells.
+//     cells (never another VC's guaranteed ones). The group is told Borrowed (notice).
+//     A lender's guaranteed group takes a lent cell back when its own quota has no free room:
+//     borrowers in it are victims whatever their priority (cheapest, like opportunistic ones;
+//     never lazily downgraded), the lender's group holds the cells (Preempting) and the
+//     borrowers are told Reclaimed with a deadline now + reclaimTimeout; the preempt decision
+//     naming them comes at that deadline (pods that finish first free the cells sooner: no
+//     kill), next_wake_ms() says when. No loop: the cells stay held by the lender while the
+//     borrowers go, so a borrower cannot be placed on them again. Among several borrowers of
+//     the lender, the one with the largest share (GPUs it holds in borrowed cells over its
+//     quota's GPUs: dominant-resource fairness with GPUs the one resource) gives back first:
+//     the reclaim pass first spares the others' cells, and only if that fails may take any.
+//     After a restart a borrower's pods come back as opportunistic (note 7: their GPUs lie
+//     outside the VC's quota). Inspect shows each VC's `lent` and `borrowed` cells.
 // 10. Elastic gangs (kozmo.io/gang-min-members: the fewest pods; kozmo.io/gang-members the
 //     most; all pods alike): placed whole when that fits with free GPUs (or borrowed ones),
 //     else at the minimum, which is also all a preemption or a reservation asks for. An

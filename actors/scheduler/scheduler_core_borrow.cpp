@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
+#include <set>
 
 namespace kozmo::scheduler::detail {
 namespace {
@@ -60,6 +62,27 @@ void core_impl::note_reclaim(group_entry& g, std::int64_t now_ms) {
                        {}});
   }
   if (any && model.cfg.borrowing.reclaim_timeout_ms > 0) g.reclaim_due_ms = now_ms + model.cfg.borrowing.reclaim_timeout_ms;
+}
+
+std::set<int> core_impl::drf_spare_for(const group_entry& g) const {
+  std::set<int> borrowers;
+  if (g.vc < 0 || !model.cfg.borrowing.enabled) return borrowers;
+  for (int index : state.vc_cells_of[static_cast<std::size_t>(g.vc)])
+    if (const int b = state.vc_cells[index].borrower; b >= 0) borrowers.insert(b);
+  if (borrowers.size() < 2) return {};
+  // Share: GPUs a VC holds in borrowed cells over its quota's GPUs (GPUs are the one resource).
+  std::map<int, int> held;
+  for (const auto& c : state.vc_cells)
+    if (c.borrower >= 0) held[c.borrower] += c.borrowed_used;
+  int top = -1;
+  double top_share = -1;
+  for (int b : borrowers) {
+    const int quota = state.vc_quota(b, "");
+    const double share = quota > 0 ? static_cast<double>(held[b]) / quota : static_cast<double>(held[b]);
+    if (share > top_share) top = b, top_share = share;
+  }
+  borrowers.erase(top);
+  return borrowers;
 }
 
 std::int64_t core_impl::next_reclaim_ms() const {

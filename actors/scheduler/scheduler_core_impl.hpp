@@ -290,6 +290,11 @@ struct core_impl {
   void note_reclaim(group_entry& g, std::int64_t now_ms);
   std::int64_t next_reclaim_ms() const; // INT64_MAX: none
   std::int64_t now = 0; // schedule()'s now_ms, for pod_outcome
+  // Dominant-resource fair share among a lender's borrowers (note 9): the borrower VCs whose
+  // cells a reclaim pass leaves alone, all but the one with the largest share of borrowed GPUs
+  // to quota; empty outside that pass.
+  std::set<int> drf_spared;
+  std::set<int> drf_spare_for(const group_entry& g) const;
   void downgrade(group_entry& g, const std::string& reason, const std::string& by, std::int64_t now_ms);
   std::string wait_reason(const group_entry& g) const;
   // The map of who holds what (scheduler_core_map.cpp).

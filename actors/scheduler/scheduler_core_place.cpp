@@ -74,7 +74,8 @@ std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
   auto preemptible = [&](int q) {
     const group_entry* other = group(q);
     if (!other || other == &g) return false;
-    if (other->priority() < 0 || lent_to(other)) return true;
+    if (lent_to(other)) return !drf_spared.count(other->vc);
+    if (other->priority() < 0) return true;
     return other->vc == g.vc && other->priority() < prio;
   };
   // A preemption pass asks the cost of every GPU of the VC; GPUs of one pod share their owner,
@@ -604,7 +605,13 @@ std::string core_impl::search_group(group_entry& g, const std::set<std::string>*
     }
   }
   for (int round = 0; g.guaranteed() && round < 4; ++round) {
-    auto a = try_sizes(g, 1, nodes);
+    // A reclaim first asks the borrower with the largest fair share to give cells back.
+    std::optional<attempt> a;
+    if (round == 0 && !(drf_spared = drf_spare_for(g)).empty()) {
+      a = try_sizes(g, 1, nodes);
+      drf_spared.clear();
+    }
+    if (!a) a = try_sizes(g, 1, nodes);
     if (!a) break;
     std::vector<group_entry*> lazy, cancel;
     // Elastic victims above their minimum give up pods instead of being deleted whole.

@@ -214,3 +214,39 @@ TEST_CASE("borrowed cells follow the limits and come back to their lender at the
   CHECK(reclaims > 5);
   CHECK(waited > 5);
 }
+
+TEST_CASE("a reclaim takes cells back from the borrower with the largest share of its quota first") {
+  // n1..n8. team-a lends its 3 nodes; team-b (1 node) and team-c (4 nodes) borrow.
+  const std::string config = test::v100_racks(4) + R"(borrowing: {enabled: true, reclaimTimeout: 0s}
+virtualClusters:
+  team-a: {virtualCells: [{cellType: V100-RACK.V100-NODE, cellNumber: 3}], lendingLimit: {V100-NODE: 3}}
+  team-b: {virtualCells: [{cellType: V100-RACK.V100-NODE, cellNumber: 1}], borrowingLimit: {V100-NODE: 3}}
+  team-c: {virtualCells: [{cellType: V100-RACK.V100-NODE, cellNumber: 4}], borrowingLimit: {V100-NODE: 3}}
+)";
+  for (bool c_first : {true, false}) {
+    auto loaded = scheduler_core::load(config);
+    REQUIRE(loaded);
+    scheduler_core& core = *loaded;
+    auto gang = [&](const std::string& name, const std::string& vc, int pods, std::int64_t t) {
+      for (int p = 0; p < pods; ++p) REQUIRE(core.add_pod(whole_node_pod(name, p, pods, vc, t)));
+      return core.schedule(t);
+    };
+    // team-c borrows 2 of team-a's nodes (16 GPUs on a quota of 32: share 0.5), team-b 1 (8 on
+    // 8: share 1), in either order.
+    if (c_first) {
+      gang("c6", "team-c", 6, 1000);
+      gang("b2", "team-b", 2, 2000);
+    } else {
+      gang("b2", "team-b", 2, 1000);
+      gang("c6", "team-c", 6, 2000);
+    }
+    REQUIRE(count_cells(core).at("team-a").lent == 3);
+    // team-a needs one node back: team-b, whose share is larger, gives it.
+    auto ds = gang("a1", "team-a", 1, 3000);
+    std::set<std::string> victims;
+    for (const auto& d : ds)
+      for (const auto& v : d.victims) victims.insert(core.group_of(v.uid));
+    INFO("team-c borrowed first: " << c_first);
+    CHECK(victims == std::set<std::string>{"b2"});
+  }
+}
