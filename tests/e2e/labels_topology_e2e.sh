@@ -64,6 +64,28 @@ eventually "the new gang follows the new racks (node-0 and node-1, or node-2 and
 expect "kozmo local is the same process throughout" '^alive$' sh -c "kill -0 $KOZMO_PID && echo alive"
 kill "$KOZMO_PID"; wait "$KOZMO_PID" 2>/dev/null; KOZMO_PID=
 
+# --- NVLink cliques with the default levels: nodes labelled with nvidia.com/gpu.clique and no
+# cell configuration; a gang that asks for one clique (kozmo.io/gang-level) lands within one.
+cat >"$WORK/cliques.yaml" <<'YAML'
+nodes:
+  - {name: gb-0, gpus: 4, gpuType: GB200, labels: {kozmo.io/rack: r1, nvidia.com/gpu.clique: "uuid.1"}}
+  - {name: gb-1, gpus: 4, gpuType: GB200, labels: {kozmo.io/rack: r1, nvidia.com/gpu.clique: "uuid.2"}}
+YAML
+e2e_start_local "$WORK/kubeconfig" "$WORK/kozmo-cliques.log" --cluster "$WORK/cliques.yaml"
+rm -f "$WORK/kubeconfig.ca.crt" # kcurl's copy of the previous server's CA
+eventually "kozmo local answers kubectl (cliques)" 'Server Version' k version
+eventually "the cell map shows the racks and nodes derived from the labels" '"type":"RACK-2x4-GB200"' cellmap
+for i in 0 1; do
+  gpu_pod "nv-$i" "$(printf '    kozmo.io/gang: nv\n    kozmo.io/gang-members: "2x2"\n    kozmo.io/gang-level: clique')" 2
+done >"$WORK/nv.yaml"
+# The level `clique` is accepted only because the labels made CLIQUE-... cells (one per node:
+# a node label cannot split a node's GPUs); an unknown level would be refused.
+expect "a 2x2 gang that must lie within one clique is created" 'pod/nv-1 created' k apply -f "$WORK/nv.yaml"
+eventually "it lands within one clique (both pods on gb-0, or both on gb-1)" '^(gb-0 gb-0|gb-1 gb-1)$' nodes_of nv
+expect "kubectl describe shows no refusal of the level" '^0$' sh -c \
+  "kubectl --cache-dir $WORK/cache describe pod nv-0 | grep -c InvalidSchedulingSpec || true"
+kill "$KOZMO_PID"; wait "$KOZMO_PID" 2>/dev/null; KOZMO_PID=
+
 # --- kozmo controller with a configuration file: topologyFromLabels (zone, rack, node) and VC
 # quotas written in the derived types, a rack's type unqualified (Kozmo qualifies it with the
 # zone's chain) and a node's type qualified by hand.

@@ -42,6 +42,7 @@ void same_request(const scheduler::pod_scheduling_spec& a, const scheduler::pod_
   fuzz::require(a.lazy_preemption_enable == b.lazy_preemption_enable, "round trip keeps lazy preemption");
   fuzz::require(a.affinity_group == b.affinity_group, "round trip keeps the gang's name", b.affinity_group);
   fuzz::require(a.members == b.members, "round trip keeps the gang's members");
+  fuzz::require(a.min_members == b.min_members, "round trip keeps an elastic gang's minimum");
   fuzz::require(a.gang_level == b.gang_level, "round trip keeps the gang level", b.gang_level);
   fuzz::require(a.preferred_level == b.preferred_level, "round trip keeps the preferred level", b.preferred_level);
   fuzz::require(a.subgroup == b.subgroup, "round trip keeps the subgroup", b.subgroup);

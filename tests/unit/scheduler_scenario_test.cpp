@@ -198,7 +198,7 @@ status check_expect(replay& r, const std::string& group, const YAML::Node& expec
 status run_schedule(replay& r, const YAML::Node& step) {
   const YAML::Node spec = step["schedule"];
   if (auto keys = only_keys(spec, "schedule",
-                            {"group", "vc", "priority", "leafType", "pinnedCell", "lazyPreemption",
+                            {"group", "vc", "priority", "leafType", "pinnedCell", "lazyPreemption", "minMembers",
                              "members", "suggestedNodes", "ignoreSuggestedNodes", "gangLevel", "preferredLevel",
                              "subgroups", "refused"});
       !keys)
@@ -214,6 +214,7 @@ status run_schedule(replay& r, const YAML::Node& step) {
   if (spec["leafType"]) s.leaf_cell_type = spec["leafType"].as<std::string>();
   if (spec["pinnedCell"]) s.pinned_cell_id = spec["pinnedCell"].as<std::string>();
   if (spec["lazyPreemption"]) s.lazy_preemption_enable = spec["lazyPreemption"].as<bool>();
+  if (spec["minMembers"]) s.min_members = spec["minMembers"].as<int>(); // elastic: one member only
   if (spec["ignoreSuggestedNodes"]) s.ignore_k8s_suggested_nodes = spec["ignoreSuggestedNodes"].as<bool>();
   if (spec["gangLevel"]) s.gang_level = spec["gangLevel"].as<std::string>();
   if (spec["preferredLevel"]) s.preferred_level = spec["preferredLevel"].as<std::string>();
