@@ -380,6 +380,10 @@ struct core_impl {
 };
 
 std::string join_indices(const std::vector<int>& v); // "1,3,4"
+// A wanted leaf type ("" = any) and a cell's.
+inline bool type_matches(const std::string& want, const std::string& leaf_type) {
+  return want.empty() || want == leaf_type;
+}
 void append_joined(std::string& out, const std::vector<int>& v, std::string_view separator);
 
 } // namespace kozmo::scheduler::detail

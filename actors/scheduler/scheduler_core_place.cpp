@@ -1,11 +1,11 @@
-// Whole-group placement behind the facade: VC quota through virtual cells, preemption (plain,
-// lazy, stateful) and head-of-line reservation. The rules are stated in scheduler_core.hpp.
+// Whole-group placement behind the facade: VC quota through virtual cells, borrowing,
+// preemption (plain, lazy, stateful) and head-of-line reservation. The rules are stated in
+// scheduler_core.hpp; wait reasons are in scheduler_core_reason.cpp.
 #include "actors/scheduler/leaf_chooser.hpp"
 #include "actors/scheduler/scheduler_core_impl.hpp"
 
 #include <algorithm>
 #include <climits>
-#include <charconv>
 #include <numeric>
 
 namespace kozmo::scheduler::detail {
@@ -22,31 +22,9 @@ cell_id common_ancestor(const cell_tree& tree, const std::vector<cell_id>& leave
   return leaves.front();
 }
 
-} // namespace
-
-namespace {
-
-bool type_matches(const std::string& want, const std::string& leaf_type) {
-  return want.empty() || want == leaf_type;
-}
-
 int limit_of(const std::map<std::string, int>& limits, const std::string& type) {
   auto it = limits.find(type);
   return it == limits.end() ? 0 : it->second;
-}
-
-std::string gpus_phrase(const std::string& leaf_type) {
-  return leaf_type.empty() ? std::string("GPUs") : leaf_type + " GPUs";
-}
-
-std::string needs_phrase(const group_entry& g, const std::string& type) {
-  std::map<int, int, std::greater<>> by_size;
-  for (const auto& m : g.spec.members) by_size[m.leaf_cell_number] += m.pod_number;
-  std::string out;
-  for (const auto& [size, count] : by_size)
-    out += (out.empty() ? "" : " + ") + std::to_string(count) + " × " + std::to_string(size);
-  return "the gang '" + g.name + "' needs " + out + " " + gpus_phrase(type) +
-         ", each pod on one node";
 }
 
 } // namespace
@@ -165,8 +143,8 @@ std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
   // again while they have room. Only after the group's own cells gave nothing for a pod.
   std::vector<std::pair<cell_id, int>> borrowed_now; // (physical cell, lender VC)
   // A preemption pass may borrow too, taking opportunistic pods' GPUs in the borrowed cells.
-  const bool borrow_too = use_vc && can_borrow(g.vc) && g.spec.pinned_cell_id.empty() &&
-                          borrowable(g.vc, g.spec.leaf_cell_type) > 0;
+  const bool borrow_too = mode == place_mode::preempt && use_vc && can_borrow(g.vc) &&
+                          g.spec.pinned_cell_id.empty() && borrowable(g.vc, g.spec.leaf_cell_type) > 0;
   auto borrow_roots = [&](int need, std::vector<choice_root>& out) {
     out.clear();
     for (const auto& [cell, lender] : borrowed_now)
@@ -661,133 +639,6 @@ std::string core_impl::search_group(group_entry& g, const std::set<std::string>*
     }
   }
   return wait_reason(g);
-}
-
-std::string core_impl::wait_reason(const group_entry& g) const {
-  std::string type = g.spec.leaf_cell_type;
-  if (g.guaranteed() && !physical_mode() && g.vc >= 0) {
-    int total = 0, used = 0, bad = 0, other = 0;
-    // "any type" in a VC holding one type reads better as that type.
-    const auto& types = vc_leaf_types[static_cast<std::size_t>(g.vc)];
-    if (type.empty() && types.size() == 1) type = types.front();
-    if (options.shortcuts && g.spec.pinned_cell_id.empty() && state.bad_total() == 0) {
-      // Nothing is bad: the VC's counters say what the pass below would count.
-      total = state.vc_quota(g.vc, type);
-      used = total - state.vc_unused(g.vc, type);
-    } else for (int index : state.vc_cells_of[g.vc]) {
-      const vc_cell& c = state.vc_cells[index];
-      if (!type_matches(type, c.leaf_type)) continue;
-      if (g.spec.pinned_cell_id.empty() == c.pinned) continue;
-      if (c.pinned && c.qualified_type != g.spec.pinned_cell_id) continue;
-      total += c.leaf_count;
-      used += c.used;
-      if (c.bound == no_cell) continue;
-      bad += state.bad_leaves(c.bound);
-      other += state.foreign_leaves(c.bound);
-    }
-    const int free = std::max(0, total - used - bad);
-    std::string out = "VC " + model.vcs[g.vc].name + " has " + std::to_string(free) + " of " +
-                      std::to_string(total) + " " + gpus_phrase(type) + " free";
-    if (!g.spec.pinned_cell_id.empty()) out += " in pinned cell " + g.spec.pinned_cell_id;
-    if (bad > other) {
-      out += " (" + std::to_string(bad - other) + " on bad nodes";
-      out += other > 0 ? ", " + std::to_string(other) + " held by other schedulers' pods)" : ")";
-    } else if (other > 0) {
-      out += " (" + std::to_string(other) + " held by other schedulers' pods)";
-    }
-    return out + "; " + needs_phrase(g, type);
-  }
-  std::set<int> sizes;
-  for (const auto& m : g.spec.members) sizes.insert(m.leaf_cell_number);
-  free_summary fresh;
-  free_summary* summary = &fresh;
-  if (options.shortcuts) {
-    if (free_cache_version != state.avail_version()) {
-      free_cache.clear();
-      free_cache_version = state.avail_version();
-    }
-    auto it = free_cache.find(type);
-    if (it == free_cache.end()) it = free_cache.emplace(type, count_free(type)).first;
-    summary = &it->second;
-  } else {
-    fresh = count_free(type);
-  }
-  std::string out = std::string(g.guaranteed() ? "" : "opportunistic: ") + "the cluster has " +
-                    std::to_string(summary->free) + " of " + std::to_string(summary->total) + " " +
-                    gpus_phrase(type) + " free and healthy; " + needs_phrase(g, type);
-  // What decides between waiting and resizing; the per-node list only while it stays short.
-  for (auto size = sizes.rbegin(); size != sizes.rend(); ++size) {
-    const node_slots& n = slots_of(*summary, *size);
-    out += "; " + std::to_string(n.slots) + " free " + std::to_string(*size) + "-GPU slot" +
-           (n.slots == 1 ? " exists" : "s exist") + n.list;
-  }
-  // A pod no node can ever hold waits for nothing: say so.
-  if (const int biggest = *sizes.rbegin(); biggest > summary->largest)
-    out += "; no node holds " + std::to_string(biggest) + " " + gpus_phrase(type) + " (the largest holds " +
-           std::to_string(summary->largest) + ")";
-  return out;
-}
-
-// The node-level cells of a leaf type: their sizes once, their free GPUs from the nodes that
-// have some (a full cluster has few).
-core_impl::free_summary core_impl::count_free(const std::string& type) const {
-  free_summary s;
-  auto [size, fresh] = node_sizes.try_emplace(type);
-  if (fresh)
-    for (cell_id id = 0; id < model.tree.size(); ++id) {
-      const cell& c = model.tree.at(id);
-      if (!c.is_node_level || !type_matches(type, c.leaf_type)) continue;
-      size->second.first += c.leaf_count;
-      size->second.second = std::max(size->second.second, c.leaf_count);
-    }
-  s.total = size->second.first;
-  s.largest = size->second.second;
-  state.visit_nodes_with_avail(type, [&](cell_id id) {
-    const int usable = state.avail_leaves(id);
-    s.free += usable;
-    s.usable.push_back({id, usable});
-  });
-  return s;
-}
-
-const core_impl::node_slots& core_impl::slots_of(free_summary& s, int size) const {
-  auto [it, added] = s.by_size.try_emplace(size);
-  if (!added) return it->second;
-  node_slots& out = it->second;
-  // Slots per node name (a node's cells in several chains add up); listed while at most 16.
-  constexpr std::size_t listed_nodes = 16;
-  std::map<std::string_view, int> by_node;
-  bool listable = true;
-  for (const auto& [id, usable] : s.usable) {
-    const int k = usable / size;
-    if (k == 0) continue;
-    out.slots += k;
-    if (listable) {
-      by_node[model.tree.at(id).node] += k;
-      listable = by_node.size() <= listed_nodes;
-    }
-  }
-  if (listable && !by_node.empty()) {
-    std::string list;
-    for (const auto& [node, k] : by_node) list += (list.empty() ? "" : ", ") + std::string(node) + ": " + std::to_string(k);
-    out.list = " (" + list + ")";
-  }
-  return out;
-}
-
-void append_joined(std::string& out, const std::vector<int>& v, std::string_view separator) {
-  char digits[16];
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (i) out += separator;
-    const auto end = std::to_chars(digits, digits + sizeof digits, v[i]).ptr;
-    out.append(digits, end);
-  }
-}
-
-std::string join_indices(const std::vector<int>& v) {
-  std::string s;
-  append_joined(s, v, ",");
-  return s;
 }
 
 } // namespace kozmo::scheduler::detail
