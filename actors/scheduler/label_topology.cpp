@@ -197,6 +197,7 @@ std::vector<topology_level> default_levels() {
 }
 
 bool valid_label_value(std::string_view value) { return label_name_part(value); }
+bool valid_node_name(std::string_view name) { return dns_subdomain(name); }
 
 status check_levels(const std::vector<topology_level>& levels) {
   const std::string path = "topologyFromLabels.levels";
@@ -246,7 +247,7 @@ expected<physical_cluster_spec> cells_from_labels(const std::vector<labelled_nod
                sorted.end());
   std::vector<const labelled_node*> gpu_nodes;
   for (const auto* n : sorted)
-    if (n->gpus > 0 && !n->name.empty() && !n->gpu_type.empty())
+    if (n->gpus > 0 && valid_node_name(n->name) && valid_label_value(n->gpu_type))
       gpu_nodes.push_back(n);
   return deriver(levels, node_level).run(gpu_nodes);
 }

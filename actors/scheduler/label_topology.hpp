@@ -32,7 +32,9 @@
 //     values (rule 2, 3); top-level cells are unique per type, lower ones per parent.
 //  7. Deterministic: nodes are taken in name order and groups in value order, top-level cells
 //     sorted by type then address, so the same nodes and labels always give the same text.
-//  8. Only nodes with GPUs (gpus > 0) take part; no nodes gives an empty physicalCluster.
+//  8. Only nodes with GPUs (gpus > 0), a Kubernetes node name (a DNS subdomain) and a GPU type
+//     that is a valid label value take part (an API server has no others); no nodes gives an
+//     empty physicalCluster.
 #pragma once
 
 #include "actors/scheduler/config.hpp"
@@ -63,6 +65,8 @@ status check_levels(const std::vector<topology_level>& levels);
 
 // Whether `value` is a valid Kubernetes label value (empty counts as unlabelled, not valid here).
 bool valid_label_value(std::string_view value);
+// A Kubernetes node name: a DNS subdomain (rule 8).
+bool valid_node_name(std::string_view name);
 
 // Rules 2-8. REQUIRES: check_levels(levels) passed (else an error naming it).
 expected<physical_cluster_spec> cells_from_labels(const std::vector<labelled_node>& nodes,

@@ -134,7 +134,9 @@ expected<std::vector<virtual_cluster>> resolve_virtual_clusters(const config& cf
                               "', which is not one of its virtualCells");
       vc.lending_limit[plain(type)] = count;
     }
-    for (const auto& [type, count] : spec.borrowing_limit) {
+    for (const auto& limit : spec.borrowing_limit) {
+      const std::string& type = limit.first; // named apart: clang 14 cannot capture a structured binding
+      const int count = limit.second;
       if (std::none_of(vcs.begin(), vcs.end(), [&](const virtual_cluster& other) { return names_quota(other, type); }))
         return error::invalid("virtual cluster '" + vc.name + "': borrowingLimit names cell type '" + type +
                               "', which no virtual cluster's virtualCells has");

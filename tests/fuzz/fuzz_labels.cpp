@@ -54,7 +54,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::set<std::string> seen;
   int gpus = 0;
   for (const auto& n : nodes)
-    if (seen.insert(n.name).second && n.gpus > 0 && !n.name.empty() && !n.gpu_type.empty()) {
+    if (seen.insert(n.name).second && n.gpus > 0 && scheduler::valid_node_name(n.name) &&
+        scheduler::valid_label_value(n.gpu_type)) {
       gpus += n.gpus;
       fuzz::require(model->tree.node_level_cells_of(n.name).size() == 1, "every GPU node has one node-level cell", n.name);
     }
