@@ -267,6 +267,9 @@ expected<jobset> realise(const train_job& job, const runtime_spec& rt, const opt
         meta.as_object().erase("generateName");
         meta["name"] = slot.name;
         meta["namespace"] = job.metadata.namespace_;
+        // Both members exist before either is held: adding a member moves the others (the
+        // fuzz target found `labels` dangling once `annotations` was added).
+        (void)object_at(meta, "annotations");
         json::value& labels = object_at(meta, "labels");
         labels[label::jobset_name] = name;
         labels[label::replicated_job] = rj.name;
