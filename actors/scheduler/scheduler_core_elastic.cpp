@@ -38,17 +38,11 @@ void core_impl::grow(group_entry& g) {
       a = try_place(g, 3, nullptr);
     g.placing.clear();
     if (!a) break;
-    int quota = 0;
-    for (const auto& s : a->slots)
-      if (s.borrowed) g.lenders.insert(state.vc_cells[s.vc_cell].vc);
+    count_quota(g, take_gpus(g, a->slots));
     for (auto& s : a->slots) {
-      for (cell_id leaf : s.place.leaves) state.set_owner(leaf, g.id);
-      if (s.vc_cell >= 0) state.add_use(s.vc_cell, static_cast<int>(s.place.leaves.size()), s.borrowed);
-      if (s.vc_cell >= 0 && !s.borrowed) quota += static_cast<int>(s.place.leaves.size());
       s.member = 0;
       g.slots.push_back(std::move(s));
     }
-    count_quota(g, quota);
     ++have;
   }
   if (have > before)

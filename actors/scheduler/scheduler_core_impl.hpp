@@ -227,6 +227,9 @@ struct core_impl {
   // 2 reserves (note 5), 3 borrows other VCs' idle cells where its own do not fit (note 9).
   std::optional<attempt> try_place(group_entry& g, int max_cost, const std::set<std::string>* nodes);
   void undo(attempt& a);
+  // A placement's GPUs owned by the group (and its lenders noted); returns the GPUs of its own
+  // VC's quota the slots use, for count_quota.
+  int take_gpus(group_entry& g, const std::vector<slot>& slots);
   void commit_allocated(group_entry& g, attempt& a);
   void commit_preempting(group_entry& g, attempt& a);
   // Places a pending group: allocated, preempting, or still pending with a reason. With

@@ -310,13 +310,22 @@ void core_impl::undo(attempt& a) {
   state.restore_stamp(a.before);
 }
 
-void core_impl::commit_allocated(group_entry& g, attempt& a) {
-  for (const auto& s : a.slots)
+int core_impl::take_gpus(group_entry& g, const std::vector<slot>& slots) {
+  // Lenders first: a borrower's GPUs weigh as opportunistic from the moment it owns them.
+  for (const auto& s : slots)
     if (s.borrowed) g.lenders.insert(state.vc_cells[s.vc_cell].vc);
-  for (auto& s : a.slots) {
+  int quota = 0;
+  for (const auto& s : slots) {
     for (cell_id leaf : s.place.leaves) state.set_owner(leaf, g.id);
-    if (s.vc_cell >= 0) state.add_use(s.vc_cell, static_cast<int>(s.place.leaves.size()), s.borrowed);
+    if (s.vc_cell < 0) continue;
+    state.add_use(s.vc_cell, static_cast<int>(s.place.leaves.size()), s.borrowed);
+    if (!s.borrowed) quota += static_cast<int>(s.place.leaves.size());
   }
+  return quota;
+}
+
+void core_impl::commit_allocated(group_entry& g, attempt& a) {
+  take_gpus(g, a.slots);
   g.slots = std::move(a.slots);
   set_state(g, group_state::allocated);
   g.reserving = false;
