@@ -61,6 +61,8 @@ cluster_state::cluster_state(const cluster_model& model)
   stamps_.vc.assign(model.vcs.size(), 0);
   unbound_count_.assign(model.vcs.size(), 0);
   lent_used_.assign(model.vcs.size(), 0);
+  borrowed_used_.assign(model.vcs.size(), 0);
+  loans_of_.assign(model.vcs.size(), {});
   lent_cells_.resize(model.vcs.size());
   borrowed_cells_.resize(model.vcs.size());
   kinds_of_type_.resize(model.vcs.size());
@@ -500,6 +502,7 @@ void cluster_state::unbind(int index) {
   bound_at_[c.bound] = -1;
   c.bound = no_cell;
   c.doomed = false;
+  if (c.borrower >= 0) borrowed_used_[static_cast<std::size_t>(c.borrower)] -= c.borrowed_used;
   end_loan(c);
   c.borrowed_used = 0;
 }
@@ -511,6 +514,7 @@ void cluster_state::lend(int index, int borrower) {
   ++binding_version_;
   ++lent_cells_[static_cast<std::size_t>(c.vc)][c.type];
   ++borrowed_cells_[static_cast<std::size_t>(borrower)][c.type];
+  ++loans_of_[static_cast<std::size_t>(c.vc)][borrower];
   vc_changed(borrower);
 }
 
@@ -520,6 +524,8 @@ void cluster_state::end_loan(vc_cell& c) {
   ++binding_version_;
   --lent_cells_[static_cast<std::size_t>(c.vc)][c.type];
   --borrowed_cells_[static_cast<std::size_t>(c.borrower)][c.type];
+  auto& loans = loans_of_[static_cast<std::size_t>(c.vc)];
+  if (auto it = loans.find(c.borrower); it != loans.end() && --it->second == 0) loans.erase(it);
   vc_changed(c.borrower);
   c.borrower = -1;
 }
@@ -541,6 +547,7 @@ void cluster_state::add_use(int index, int leaves, bool borrowed) {
   if (borrowed) {
     c.borrowed_used += leaves;
     lent_used_[static_cast<std::size_t>(c.vc)] += leaves;
+    borrowed_used_[static_cast<std::size_t>(c.borrower)] += leaves;
     vc_changed(c.borrower);
   }
   if (!c.pinned) {
@@ -568,6 +575,7 @@ void cluster_state::release_use(int index, int leaves, bool borrowed) {
   if (borrowed) {
     c.borrowed_used -= leaves;
     lent_used_[static_cast<std::size_t>(c.vc)] -= leaves;
+    borrowed_used_[static_cast<std::size_t>(c.borrower)] -= leaves;
     if (c.borrowed_used == 0) end_loan(c);
   }
   if (!c.pinned) {

@@ -193,6 +193,10 @@ public:
   void release_use(int vc_cell_index, int leaves, bool borrowed = false);
   // GPUs of a VC's cells that borrowers hold now.
   int lent_used(int vc) const { return lent_used_[static_cast<std::size_t>(vc)]; }
+  // GPUs a VC's gangs hold in cells it borrows, from every lender.
+  int borrowed_used(int vc) const { return borrowed_used_[static_cast<std::size_t>(vc)]; }
+  // A lender's borrowers now: borrower VC -> cells lent to it.
+  const std::map<int, int>& loans_of(int lender) const { return loans_of_[static_cast<std::size_t>(lender)]; }
   // Borrowing (scheduler_core.hpp note 9): a VC's bound cell becomes lent to `borrower`; the
   // mark goes when the borrowers' use ends or the cell is unbound. Counted per VC and cell
   // type (plain, the last step of a qualified name): cells lent, cells borrowed.
@@ -294,6 +298,8 @@ private:
   std::vector<cell_id> leaves_scratch_; // bind()'s
   std::vector<std::size_t> unbound_count_;  // per VC: its ordinary cells in unbound_
   std::vector<int> lent_used_;              // per VC: GPUs borrowers hold in its cells
+  std::vector<int> borrowed_used_;          // per VC: GPUs it holds in cells it borrows
+  std::vector<std::map<int, int>> loans_of_; // per lender: borrower -> cells lent
   using type_counts = std::vector<std::map<std::string, int, std::less<>>>; // per VC, by plain type
   type_counts lent_cells_, borrowed_cells_;
   static int count_of(const type_counts& counts, int vc, const std::string& type) {

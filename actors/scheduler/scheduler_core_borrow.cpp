@@ -67,18 +67,16 @@ void core_impl::note_reclaim(group_entry& g, std::int64_t now_ms) {
 std::set<int> core_impl::drf_spare_for(const group_entry& g) const {
   std::set<int> borrowers;
   if (g.vc < 0 || !model.cfg.borrowing.enabled) return borrowers;
-  for (int index : state.vc_cells_of[static_cast<std::size_t>(g.vc)])
-    if (const int b = state.vc_cells[index].borrower; b >= 0) borrowers.insert(b);
-  if (borrowers.size() < 2) return {};
+  const auto& loans = state.loans_of(g.vc);
+  if (loans.size() < 2) return borrowers;
   // Share: GPUs a VC holds in borrowed cells over its quota's GPUs (GPUs are the one resource).
-  std::map<int, int> held;
-  for (const auto& c : state.vc_cells)
-    if (c.borrower >= 0) held[c.borrower] += c.borrowed_used;
   int top = -1;
   double top_share = -1;
-  for (int b : borrowers) {
+  for (const auto& [b, cells] : loans) {
+    borrowers.insert(b);
     const int quota = state.vc_quota(b, "");
-    const double share = quota > 0 ? static_cast<double>(held[b]) / quota : static_cast<double>(held[b]);
+    const int held = state.borrowed_used(b);
+    const double share = quota > 0 ? static_cast<double>(held) / quota : static_cast<double>(held);
     if (share > top_share) top = b, top_share = share;
   }
   borrowers.erase(top);

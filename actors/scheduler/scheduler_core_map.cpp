@@ -29,10 +29,10 @@ std::vector<vc_usage> core_impl::vc_usages() const {
       u.guaranteed += c.leaf_count;
       u.used += c.used;
       u.lent += c.borrowed_used;
-      if (c.borrower >= 0) out[static_cast<std::size_t>(c.borrower)].borrowed += c.borrowed_used;
       if (c.bound != no_cell) bad += std::max(0, state.bad_leaves(c.bound) - state.foreign_leaves(c.bound));
     }
     u.free = std::max(0, u.guaranteed - u.used - bad);
+    u.borrowed += state.borrowed_used(static_cast<int>(v));
   }
   for (const auto& [name, g] : groups) {
     if (g.vc < 0 || g.guaranteed() || g.state == group_state::pending) continue;

@@ -126,6 +126,14 @@ TEST_CASE("borrowed cells follow the limits and come back to their lender at the
         CHECK(c.lent <= std::max(0, v.lend));
         CHECK(c.borrowed <= std::max(0, v.borrow));
       }
+      // What the lenders' cells say is lent is what the borrowers are counted to hold (the
+      // map's `borrowed` is kept by cluster_state as loans start and end, `lent` is summed).
+      int lent = 0, borrowed = 0;
+      for (const auto& u : core.vc_usages()) {
+        lent += u.lent;
+        borrowed += u.borrowed;
+      }
+      CHECK(lent == borrowed);
     };
     for (int step = 0; step < 40; ++step) {
       t += 1000;
