@@ -160,13 +160,18 @@ struct scheduler_core::impl : detail::core_impl {
     // `victims`: a preemption's, whose pods are part of what the pod was told.
     auto say = [&](decision_kind kind, std::string why,
                    std::vector<pod_ref> victims = {}) -> std::optional<pod_decision> {
-      std::string key = why;
-      for (const auto& v : victims) {
-        key += '|';
-        key += v.uid;
+      if (victims.empty()) {
+        if (quiet && why == p.last_reason) return std::nullopt;
+        p.last_reason = why;
+      } else {
+        std::string key = why;
+        for (const auto& v : victims) {
+          key += '|';
+          key += v.uid;
+        }
+        if (quiet && key == p.last_reason) return std::nullopt;
+        p.last_reason = std::move(key);
       }
-      if (quiet && key == p.last_reason) return std::nullopt;
-      p.last_reason = std::move(key);
       pod_decision d = make(kind, p, g, std::move(why));
       d.victims = std::move(victims);
       return d;
@@ -223,6 +228,8 @@ struct scheduler_core::impl : detail::core_impl {
       return say(decision_kind::preempt, std::move(why), std::move(victims));
     }
     case group_state::pending:
+      // The common case of a round: told this already (no copy of the reason to find out).
+      if (quiet && reason == p.last_reason) return std::nullopt;
       return say(decision_kind::wait, reason);
     }
     return std::nullopt;

@@ -52,10 +52,10 @@ struct scope_stamp {
 struct placement_hint {
   scope_stamp at;
   bool old = false;
-  std::string reason;
   // The placement is known to fail at `at` (a group of its class failed there), but `reason`
   // is the one its pods were told before: schedule() refreshes it within its budget.
   bool stale = false;
+  std::string reason;
 };
 
 // Pending groups that place alike: same VC, priority, leaf type, pinned cell and members, on
@@ -74,20 +74,31 @@ inline bool cell_inside(const cell_tree& tree, cell_id id, cell_id cell) {
 }
 
 struct group_entry {
+  // What every round reads of each waiting group to skip it (queueing hints) comes first, in
+  // as few cache lines as it fits: a round behind 10,000 waiting gangs is that walk.
   int id = 0;
-  std::string name;
-  pod_scheduling_spec spec;    // the first pod's spec
   int vc = -1;                 // index into model.vcs; -1 in physical mode
-  std::int64_t created_ms = 0;
   group_state state = group_state::pending;
+  // Every undecided pod has been told the hint's reason (nothing to say while it holds).
+  bool told = false;
+  // Lazy preemption: downgraded to opportunistic, pods keep running.
+  bool lazy_preempted = false;
+  // Head of line: waiting since, and whether it holds cells as a reservation.
+  bool reserving = false;
+  std::int64_t waiting_since_ms = -1;
+  std::optional<placement_hint> hint;
+  // Its class's entry in core_impl::failed_classes, while the memo's generation is the same.
+  scope_stamp* class_failed = nullptr;
+  std::uint64_t class_generation = 0;
+  pod_scheduling_spec spec;    // the first pod's spec
+  std::string name;
+  std::int64_t created_ms = 0;
   std::vector<slot> slots;
   std::set<std::string> pods;  // live pods (uids)
   // Preempting: the groups whose pods must go first.
   std::set<int> victims;
   std::string preempt_reason;
-  // Lazy preemption: downgraded to opportunistic, pods keep running.
-  bool lazy_preempted = false;
-  std::string lazy_reason;
+  std::string lazy_reason;     // lazy preemption: why it was downgraded
   std::string preemptor;
   std::int64_t preempted_ms = 0;
   // Elastic (note 10): try_place's members when not spec.members (a size to try), slots whose
@@ -101,16 +112,7 @@ struct group_entry {
   // borrowers, when their pods are deleted unless they finished first (-1: at once).
   std::set<int> lenders;
   std::int64_t reclaim_due_ms = -1;
-  // Head of line: waiting since, and whether it holds cells as a reservation.
-  std::int64_t waiting_since_ms = -1;
-  bool reserving = false;
-  std::optional<placement_hint> hint;
   std::optional<placement_class> klass;  // its class, kept (priority and age set on use)
-  // Its class's entry in core_impl::failed_classes, while the memo's generation is the same.
-  scope_stamp* class_failed = nullptr;
-  std::uint64_t class_generation = 0;
-  // Every undecided pod has been told the hint's reason (nothing to say while it holds).
-  bool told = false;
   // Its key in core_impl::waiting while it is there (the priority it had when queued).
   std::optional<std::tuple<int, std::int64_t, std::string_view>> turn;
   // Gang topology (scheduler_core.hpp note 11); null for a gang that asks none.
@@ -210,6 +212,7 @@ struct core_impl {
     for (const auto& vc : model.vcs) lenders = lenders || !vc.lending_limit.empty();
     may_borrow.assign(model.vcs.size(), 0);
     borrowable_cache.assign(model.vcs.size(), {0, 0});
+    scope_watch_cache.assign(model.vcs.size(), {0, 0});
     for (std::size_t v = 0; v < model.vcs.size(); ++v)
       may_borrow[v] = model.cfg.borrowing.enabled && lenders && !model.vcs[v].borrowing_limit.empty();
     for (std::size_t v = 0; v < model.vcs.size(); ++v) {
@@ -238,8 +241,28 @@ struct core_impl {
   // hints: the search would fail the same way).
   std::string place_group(group_entry& g, const std::set<std::string>* nodes, std::int64_t now_ms);
   std::string search_group(group_entry& g, const std::set<std::string>* nodes, std::int64_t now_ms);
-  scope_stamp scope_of(const group_entry& g) const;
-  bool old_enough(const group_entry& g, std::int64_t now_ms) const;
+  // Read for every waiting group on every round (queueing hints): inline, and what depends
+  // on the VC's bindings alone (which stamp a guaranteed gang watches) kept per binding version.
+  scope_stamp scope_of(const group_entry& g) const {
+    const auto& s = state.stamp();
+    if (!g.guaranteed() || physical_mode() || g.vc < 0) return {-1, s.changes, 0};
+    const int watch = g.spec.leaf_cell_type.empty() ? scope_watch_any(g.vc) : scope_watch(g.vc, g.spec.leaf_cell_type);
+    const std::uint64_t b = watch == 1 ? s.outside : watch == 2 ? (s.bindings | (std::uint64_t{1} << 63)) : 0;
+    return {g.vc, s.vc[static_cast<std::size_t>(g.vc)], b};
+  }
+  // Which stamp besides its own VC's a guaranteed gang's placement depends on (note 9): 1 the
+  // space outside bound cells (it could bind or borrow there), 2 loans and bindings anywhere
+  // (it may borrow, none lendable now), 0 none.
+  int scope_watch(int vc, const std::string& leaf_type) const;
+  int scope_watch_any(int vc) const {
+    auto& cached = scope_watch_cache[static_cast<std::size_t>(vc)];
+    if (cached.first != state.binding_version() + 1) cached = {state.binding_version() + 1, scope_watch(vc, "")};
+    return cached.second;
+  }
+  mutable std::vector<std::pair<std::uint64_t, int>> scope_watch_cache; // per VC: (version + 1, watch)
+  bool old_enough(const group_entry& g, std::int64_t now_ms) const {
+    return options.reserve_after_ms > 0 && g.waiting_since_ms >= 0 && now_ms - g.waiting_since_ms >= options.reserve_after_ms;
+  }
   std::map<placement_class, scope_stamp> failed_classes;
   std::uint64_t failed_generation = 1;  // moves when failed_classes is cleared
   // The hint says what placing the group would say now, without a copy of its reason.

@@ -493,21 +493,11 @@ int core_impl::borrowable(int vc, const std::string& leaf_type) const {
   return gpus;
 }
 
-bool core_impl::old_enough(const group_entry& g, std::int64_t now_ms) const {
-  return options.reserve_after_ms > 0 && g.waiting_since_ms >= 0 && now_ms - g.waiting_since_ms >= options.reserve_after_ms;
-}
-
-scope_stamp core_impl::scope_of(const group_entry& g) const {
-  const auto& s = state.stamp();
-  if (g.guaranteed() && !physical_mode() && g.vc >= 0) {
-    // A borrower's placement also depends on the space outside bound cells while it could
-    // borrow there, and on loans and bindings anywhere while it could not (note 9).
-    std::uint64_t b = 0;
-    if (state.has_unbound(g.vc) || (can_borrow(g.vc) && borrowable(g.vc, g.spec.leaf_cell_type) > 0)) b = s.outside;
-    else if (can_borrow(g.vc)) b = s.bindings | (std::uint64_t{1} << 63);
-    return {g.vc, s.vc[static_cast<std::size_t>(g.vc)], b};
-  }
-  return {-1, s.changes, 0};
+int core_impl::scope_watch(int vc, const std::string& leaf_type) const {
+  // A borrower's placement also depends on the space outside bound cells while it could
+  // borrow there, and on loans and bindings anywhere while it could not (note 9).
+  if (state.has_unbound(vc) || (can_borrow(vc) && borrowable(vc, leaf_type) > 0)) return 1;
+  return can_borrow(vc) ? 2 : 0;
 }
 
 std::string core_impl::place_group(group_entry& g, const std::set<std::string>* nodes, std::int64_t now_ms) {
@@ -525,7 +515,7 @@ std::string core_impl::place_group(group_entry& g, const std::set<std::string>* 
   if (told_fails_like_class(g, now_ms)) return g.hint->reason;
   if (class_fails(g, at, old)) {
     g.told = false;
-    g.hint = placement_hint{at, old, wait_reason(g), false};
+    g.hint = placement_hint{at, old, false, wait_reason(g)};
     return g.hint->reason;
   }
   g.told = false;
@@ -543,7 +533,7 @@ std::string core_impl::place_group(group_entry& g, const std::set<std::string>* 
   auto [entry, added] = failed_classes.insert_or_assign(*g.klass, at);
   g.class_failed = &entry->second;
   g.class_generation = failed_generation;
-  g.hint = placement_hint{at, old, reason, false};
+  g.hint = placement_hint{at, old, false, reason};
   return reason;
 }
 
