@@ -15,14 +15,45 @@ std::string gpus_phrase(const std::string& leaf_type) {
   return leaf_type.empty() ? std::string("GPUs") : leaf_type + " GPUs";
 }
 
-std::string needs_phrase(const group_entry& g, const std::string& type) {
-  std::map<int, int, std::greater<>> by_size;
-  for (const auto& m : g.spec.members) by_size[m.leaf_cell_number] += m.pod_number;
-  std::string out;
-  for (const auto& [size, count] : by_size)
-    out += (out.empty() ? "" : " + ") + std::to_string(count) + " × " + std::to_string(size);
-  return "the gang '" + g.name + "' needs " + out + " " + gpus_phrase(type) +
-         ", each pod on one node";
+// Appended in place: a round refreshes a hundred reasons, and a chain of operator+ made a
+// string per piece.
+void add_int(std::string& out, int v) {
+  char digits[16];
+  out.append(digits, std::to_chars(digits, digits + sizeof digits, v).ptr);
+}
+
+void add_gpus(std::string& out, const std::string& leaf_type) {
+  if (!leaf_type.empty()) {
+    out += leaf_type;
+    out += ' ';
+  }
+  out += "GPUs";
+}
+
+void add_needs(std::string& out, const group_entry& g, const std::string& type) {
+  out += "the gang '";
+  out += g.name;
+  out += "' needs ";
+  auto add_count = [&](int count, int size) {
+    add_int(out, count);
+    out += " × ";
+    add_int(out, size);
+  };
+  if (g.spec.members.size() == 1) {
+    add_count(g.spec.members.front().pod_number, g.spec.members.front().leaf_cell_number);
+  } else {
+    std::map<int, int, std::greater<>> by_size;
+    for (const auto& m : g.spec.members) by_size[m.leaf_cell_number] += m.pod_number;
+    bool first = true;
+    for (const auto& [size, count] : by_size) {
+      if (!first) out += " + ";
+      first = false;
+      add_count(count, size);
+    }
+  }
+  out += ' ';
+  add_gpus(out, type);
+  out += ", each pod on one node";
 }
 
 } // namespace
@@ -50,8 +81,17 @@ std::string core_impl::wait_reason(const group_entry& g) const {
       other += state.foreign_leaves(c.bound);
     }
     const int free = std::max(0, total - used - bad);
-    std::string out = "VC " + model.vcs[g.vc].name + " has " + std::to_string(free) + " of " +
-                      std::to_string(total) + " " + gpus_phrase(type) + " free";
+    std::string out;
+    out.reserve(192);
+    out += "VC ";
+    out += model.vcs[g.vc].name;
+    out += " has ";
+    add_int(out, free);
+    out += " of ";
+    add_int(out, total);
+    out += ' ';
+    add_gpus(out, type);
+    out += " free";
     if (!g.spec.pinned_cell_id.empty()) out += " in pinned cell " + g.spec.pinned_cell_id;
     if (bad > other) {
       out += " (" + std::to_string(bad - other) + " on bad nodes";
@@ -59,7 +99,9 @@ std::string core_impl::wait_reason(const group_entry& g) const {
     } else if (other > 0) {
       out += " (" + std::to_string(other) + " held by other schedulers' pods)";
     }
-    return out + "; " + needs_phrase(g, type);
+    out += "; ";
+    add_needs(out, g, type);
+    return out;
   }
   std::set<int> sizes;
   for (const auto& m : g.spec.members) sizes.insert(m.leaf_cell_number);
@@ -78,7 +120,8 @@ std::string core_impl::wait_reason(const group_entry& g) const {
   }
   std::string out = std::string(g.guaranteed() ? "" : "opportunistic: ") + "the cluster has " +
                     std::to_string(summary->free) + " of " + std::to_string(summary->total) + " " +
-                    gpus_phrase(type) + " free and healthy; " + needs_phrase(g, type);
+                    gpus_phrase(type) + " free and healthy; ";
+  add_needs(out, g, type);
   // What decides between waiting and resizing; the per-node list only while it stays short.
   for (auto size = sizes.rbegin(); size != sizes.rend(); ++size) {
     const node_slots& n = slots_of(*summary, *size);
