@@ -131,16 +131,16 @@ int allocation_state::release(std::string_view group) {
 // maximal free cells of their own levels.
 void allocation_state::take_leaf(cell_id leaf, int group) {
   cell_id top_free = leaf;
-  for (cell_id up = tree_->at(leaf).parent; up != no_cell && is_free(up); up = tree_->at(up).parent)
+  for (cell_id up = tree_->parent(leaf); up != no_cell && is_free(up); up = tree_->parent(up))
     top_free = up;
   remove_free(top_free);
   for (cell_id up = leaf; up != top_free;) {
-    const cell_id parent = tree_->at(up).parent;
+    const cell_id parent = tree_->parent(up);
     for (cell_id sibling : tree_->at(parent).children)
       if (sibling != up) add_free(sibling);
     up = parent;
   }
-  for (cell_id up = leaf; up != no_cell; up = tree_->at(up).parent) --free_leaves_[up];
+  for (cell_id up = leaf; up != no_cell; up = tree_->parent(up)) --free_leaves_[up];
   user_[leaf] = group;
   group_leaves_[static_cast<std::size_t>(group)].push_back(leaf);
 }
@@ -150,12 +150,12 @@ void allocation_state::take_leaf(cell_id leaf, int group) {
 // siblings along the path from B down to the leaf. They leave their lists and B joins its own.
 void allocation_state::release_leaf(cell_id leaf) {
   user_[leaf] = -1;
-  for (cell_id up = leaf; up != no_cell; up = tree_->at(up).parent) ++free_leaves_[up];
+  for (cell_id up = leaf; up != no_cell; up = tree_->parent(up)) ++free_leaves_[up];
   cell_id top_free = leaf;
-  for (cell_id up = tree_->at(leaf).parent; up != no_cell && is_free(up); up = tree_->at(up).parent)
+  for (cell_id up = tree_->parent(leaf); up != no_cell && is_free(up); up = tree_->parent(up))
     top_free = up;
   for (cell_id up = leaf; up != top_free;) {
-    const cell_id parent = tree_->at(up).parent;
+    const cell_id parent = tree_->parent(up);
     for (cell_id sibling : tree_->at(parent).children)
       if (sibling != up) remove_free(sibling);
     up = parent;

@@ -66,7 +66,7 @@ public:
   template <class Spare>
   void set_spare_path(cell_id leaf, Spare&& spare) {
     cell_id highest_changed = no_cell;
-    for (cell_id up = leaf; up != no_cell; up = tree_->at(up).parent) {
+    for (cell_id up = leaf; up != no_cell; up = tree_->parent(up)) {
       const char now = spare(up) ? 1 : 0;
       if (now != spare_[up]) highest_changed = up;
       spare_[up] = now;
@@ -75,7 +75,7 @@ public:
     // Depths change from the leaf up to the highest re-marked cell, and above it only while
     // they keep changing.
     bool below_changed = true;
-    for (cell_id up = leaf; up != no_cell; up = tree_->at(up).parent) {
+    for (cell_id up = leaf; up != no_cell; up = tree_->parent(up)) {
       const bool changed = update_spare_depth(up);
       if (below_changed && up == highest_changed) below_changed = false;
       if (!below_changed && !changed) break;

@@ -232,6 +232,8 @@ expected<cell_tree> cell_tree::build(const physical_cluster_spec& spec) {
   for (const auto& [node, ids] : b.tree.node_cells_) node_ids.emplace(node, static_cast<int>(node_ids.size()));
   for (auto& c : b.tree.cells_)
     if (!c.node.empty()) c.node_id = node_ids.emplace(c.node, static_cast<int>(node_ids.size())).first->second;
+  b.tree.parents_.reserve(b.tree.cells_.size());
+  for (const auto& c : b.tree.cells_) b.tree.parents_.push_back(c.parent);
   return std::move(b.tree);
 }
 

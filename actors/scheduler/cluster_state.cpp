@@ -185,7 +185,7 @@ void cluster_state::set_owner(cell_id leaf, int group) {
   const int delta = (group >= 0 ? 1 : 0) - (owner[leaf] >= 0 ? 1 : 0);
   owner[leaf] = group;
   if (delta != 0) {
-    for (cell_id up = leaf; up != no_cell; up = tree().at(up).parent) used_[up] += delta;
+    for (cell_id up = leaf; up != no_cell; up = tree().parent(up)) used_[up] += delta;
     bindings.set_spare_path(leaf, [this](cell_id id) { return spare(id); });
   }
   leaf_changed(leaf, was);
@@ -216,7 +216,7 @@ void cluster_state::refresh_barrier(cell_id leaf) {
   const cell_tree& t = tree();
   barrier_[leaf] = value;
   victims_.update(leaf, value, leaf_avail(leaf), bad_[leaf] > 0);
-  for (cell_id up = t.at(leaf).parent; up != no_cell; up = t.at(up).parent) {
+  for (cell_id up = t.parent(leaf); up != no_cell; up = t.parent(up)) {
     int lowest = INT_MAX;
     for (cell_id child : t.at(up).children) lowest = std::min(lowest, barrier_[child]);
     if (barrier_[up] == lowest) break; // the cells above are unchanged too
@@ -230,7 +230,7 @@ void cluster_state::leaf_changed(cell_id leaf, bool was_avail) {
   if (delta == 0) return;
   ++avail_version_;
   const cell_tree& t = tree();
-  for (cell_id up = leaf; up != no_cell; up = t.at(up).parent) {
+  for (cell_id up = leaf; up != no_cell; up = t.parent(up)) {
     if (const int kind = whole_kind_of_[up]; kind >= 0) {
       // Whole before or after this change (never both: one leaf changed).
       const int size = t.at(up).leaf_count;
@@ -248,7 +248,7 @@ void cluster_state::leaf_changed(cell_id leaf, bool was_avail) {
       if (delta > 0) cells.insert(up);
       else cells.erase(up);
     }
-    if ((bound_at_[up] >= 0 || t.at(up).parent == no_cell) && (dirty_.empty() || dirty_.back() != up))
+    if ((bound_at_[up] >= 0 || t.parent(up) == no_cell) && (dirty_.empty() || dirty_.back() != up))
       dirty_.push_back(up);
   }
 }
@@ -260,7 +260,7 @@ void cluster_state::flush_index() const {
   dirty_.erase(std::unique(dirty_.begin(), dirty_.end()), dirty_.end());
   for (cell_id up : dirty_) {
     if (const int b = bound_at_[up]; b >= 0 && !vc_cells[b].pinned) reindex(vc_index_[vc_cells[b].vc], fit_vc_, up);
-    if (t.at(up).parent == no_cell) reindex(top_index_[t.at(up).leaf_type], fit_top_, up);
+    if (t.parent(up) == no_cell) reindex(top_index_[t.at(up).leaf_type], fit_top_, up);
   }
   dirty_.clear();
 }
@@ -308,7 +308,7 @@ void cluster_state::reindex(std::set<fit_key>& index, std::vector<int>& keys, ce
 }
 
 cell_id cluster_state::node_cell_of(cell_id id) const {
-  for (cell_id up = id; up != no_cell; up = tree().at(up).parent)
+  for (cell_id up = id; up != no_cell; up = tree().parent(up))
     if (tree().at(up).is_node_level) return up;
   return no_cell;
 }
@@ -323,7 +323,7 @@ bool cluster_state::apply_bad(cell_id leaf, bool bad) {
   const bool was = leaf_avail(leaf);
   const int delta = bad ? 1 : -1;
   bad_total_ += delta;
-  for (cell_id up = leaf; up != no_cell; up = tree().at(up).parent) bad_[up] += delta;
+  for (cell_id up = leaf; up != no_cell; up = tree().parent(up)) bad_[up] += delta;
   bindings.set_spare_path(leaf, [this](cell_id id) { return spare(id); });
   leaf_changed(leaf, was);
   victims_.update(leaf, barrier_[leaf], leaf_avail(leaf), bad);
@@ -354,7 +354,7 @@ bool cluster_state::refresh_node(const std::string& node) {
   for (std::size_t i = 0; i < leaves.size(); ++i) {
     const cell_id leaf = leaves[i];
     if (const int delta = (marked[i] ? 1 : 0) - foreign_[leaf]; delta != 0)
-      for (cell_id up = leaf; up != no_cell; up = t.at(up).parent) foreign_[up] += delta;
+      for (cell_id up = leaf; up != no_cell; up = t.parent(up)) foreign_[up] += delta;
     changed |= apply_bad(leaf, !healthy || marked[i]);
   }
   return changed;
@@ -395,7 +395,7 @@ bool cluster_state::set_foreign(const std::string& node, int gpus) {
 }
 
 int cluster_state::vc_cell_containing(cell_id id) const {
-  for (cell_id up = id; up != no_cell; up = tree().at(up).parent)
+  for (cell_id up = id; up != no_cell; up = tree().parent(up))
     if (bound_at_[up] >= 0) return bound_at_[up];
   return -1;
 }

@@ -60,7 +60,7 @@ public:
     if (!near || near->empty()) return;
     marked_.resize(state.tree().size(), 0);
     for (cell_id leaf : *near) {
-      for (cell_id up = leaf; up != no_cell && !marked_[up]; up = state.tree().at(up).parent) {
+      for (cell_id up = leaf; up != no_cell && !marked_[up]; up = state.tree().parent(up)) {
         marked_[up] = 1;
         ancestors_.push_back(up);
       }
@@ -84,7 +84,7 @@ public:
   int distance(cell_id candidate) const {
     if (ancestors_.empty()) return INT_MAX;
     const cell_tree& t = state_.tree();
-    for (cell_id up = t.at(candidate).parent; up != no_cell; up = t.at(up).parent)
+    for (cell_id up = t.parent(candidate); up != no_cell; up = t.parent(up))
       if (marked_[up]) return t.at(up).leaf_count;
     const int node = t.at(candidate).node_id;
     for (const int n : nodes_)
@@ -334,7 +334,7 @@ private:
   int piece(cell_id id, cell_id root) {
     int size = t_.at(id).leaf_count;
     for (cell_id up = id; up != root;) {
-      up = t_.at(up).parent;
+      up = t_.parent(up);
       if (up == no_cell || !whole(up)) break;
       size = t_.at(up).leaf_count;
     }
@@ -392,7 +392,7 @@ void survey_memo::mark(cell_id root) {
 
 void survey_memo::changed(cell_id leaf) {
   if (marked_.empty()) return;
-  for (cell_id up = leaf; up != no_cell; up = tree_.at(up).parent) valid_[up] = 0;
+  for (cell_id up = leaf; up != no_cell; up = tree_.parent(up)) valid_[up] = 0;
 }
 
 void survey_memo::clear() {

@@ -69,7 +69,7 @@ struct gang_topology; // scheduler_core_topology.cpp
 // Whether cell `id` lies in `cell` (or is it): up the parents while below its level.
 inline bool cell_inside(const cell_tree& tree, cell_id id, cell_id cell) {
   const int level = tree.at(cell).level;
-  while (id != no_cell && id != cell && tree.at(id).level < level) id = tree.at(id).parent;
+  while (id != no_cell && id != cell && tree.at(id).level < level) id = tree.parent(id);
   return id == cell;
 }
 

@@ -14,9 +14,9 @@ namespace {
 
 // The smallest cell holding every one of `leaves` (tree order: the first and the last decide).
 cell_id common_ancestor(const cell_tree& tree, const std::vector<cell_id>& leaves) {
-  for (cell_id up = leaves.front(); up != no_cell; up = tree.at(up).parent) {
+  for (cell_id up = leaves.front(); up != no_cell; up = tree.parent(up)) {
     cell_id x = leaves.back();
-    while (x != no_cell && x != up) x = tree.at(x).parent;
+    while (x != no_cell && x != up) x = tree.parent(x);
     if (x == up) return up;
   }
   return leaves.front();
@@ -221,7 +221,7 @@ std::optional<attempt> core_impl::try_place(group_entry& g, int max_cost,
         if (cell_id smaller = state.smallest_whole(g.spec.leaf_cell_type, member.leaf_cell_number, size);
             smaller != no_cell) {
           cell_id top = smaller;
-          while (tree.at(top).parent != no_cell) top = tree.at(top).parent;
+          while (tree.parent(top) != no_cell) top = tree.parent(top);
           if (std::none_of(roots.begin(), roots.end(), [&](const choice_root& r) { return r.cell == top; })) {
             roots.push_back({top, false});
             pick = pick_leaves(state, roots, req);

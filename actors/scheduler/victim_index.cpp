@@ -137,7 +137,7 @@ void victim_index::update(cell_id leaf, int key, bool available, bool bad) {
   if (own_[leaf] == v) return;
   own_[leaf] = v;
   refresh_kth(leaf); // a node of one GPU
-  note(tree_.at(leaf).parent);
+  note(tree_.parent(leaf));
   // Unread for long (a cluster with room never preempts): catch up before the list grows.
   if (dirty_count_ > 64) flush();
 }
