@@ -449,19 +449,28 @@ std::vector<pod_decision> scheduler_core::schedule(std::int64_t now_ms) {
         d.next_old_ms = std::min(d.next_old_ms, g->waiting_since_ms + d.options.reserve_after_ms);
     };
     // Told, and nothing it depends on changed: placing it would say the same (queueing hints).
-    if (g->state == group_state::pending && g->told && !g->hint->stale && d.hint_holds(*g, now_ms)) {
-      note_age();
-      continue;
-    }
-    if (d.told_fails_like_class(*g, now_ms)) {
-      note_age();
-      if (refreshes == 0) {
-        d.stale.push_back(g);
+    // Told, and a gang of its class failed where it stands now: it would fail too (its hint
+    // turns stale). A stale reason (the counts in it moved) is said again within the budget,
+    // else later: no placement, and no copy of the reason to find that out (a backlog holds
+    // thousands). Where it stands is worked out once for both.
+    if (g->state == group_state::pending && g->told && g->hint && d.options.shortcuts) {
+      const bool old = d.old_enough(*g, now_ms);
+      const detail::scope_stamp at = d.scope_of(*g);
+      const bool holds = g->hint->at == at && g->hint->old == old;
+      if (holds || d.class_fails(*g, at, old)) {
+        note_age();
+        if (holds && !g->hint->stale) continue;
+        g->hint->at = at;
+        g->hint->old = old;
+        g->hint->stale = true;
+        if (refreshes == 0) {
+          d.stale.push_back(g);
+          continue;
+        }
+        --refreshes;
+        d.tell(*g, d.refresh_reason(*g), out);
         continue;
       }
-      --refreshes;
-      d.tell(*g, d.refresh_reason(*g), out);
-      continue;
     }
     std::string reason = d.advance(*g, nullptr, now_ms);
     note_age();
