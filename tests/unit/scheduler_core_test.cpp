@@ -665,6 +665,35 @@ TEST_CASE("on racks of several VCs the preemption search through the victim inde
   check_against_full_search(racks, 20261127, 30);
 }
 
+// Borrowing on (note 9): hints also follow what other VCs lend, and a gang that could borrow
+// is searched again when lendable cells come or go; a shortcut that missed such a change would
+// leave a gang waiting that the full search binds or preempts for.
+TEST_CASE("with borrowing between VCs the queueing hints decide what the full search decides",
+          "[scheduler][core][random]") {
+  oracle_cluster racks;
+  racks.nodes = 24;
+  racks.config = test::v100_racks(racks.nodes / 2);
+  racks.config += R"(borrowing: {enabled: true, reclaimTimeout: 0s}
+virtualClusters:
+  va:
+    virtualCells: [{cellType: V100-RACK, cellNumber: 3}, {cellType: V100-RACK.V100-NODE, cellNumber: 3}]
+    lendingLimit: {V100-RACK: 1, V100-NODE: 2}
+    borrowingLimit: {V100-NODE: 2}
+  vb:
+    virtualCells: [{cellType: V100-RACK, cellNumber: 2}, {cellType: V100-RACK.V100-NODE, cellNumber: 4}]
+    lendingLimit: {V100-NODE: 3}
+    borrowingLimit: {V100-RACK: 1, V100-NODE: 3}
+  vc:
+    virtualCells: [{cellType: V100-RACK.V100-NODE, cellNumber: 5}]
+    lendingLimit: {V100-NODE: 2}
+    borrowingLimit: {V100-NODE: 2}
+)";
+  racks.vcs = {"va", "vb", "vc"};
+  racks.max_pods = 4;
+  racks.steps = 400;
+  check_against_full_search(racks, 20261130, 30);
+}
+
 TEST_CASE("a waiting backlog hears changed counts a few groups per round while a gang that fits binds at once",
           "[scheduler][core]") {
   auto core = load();
