@@ -220,6 +220,7 @@ struct core_impl {
       for (int index : state.vc_cells_of[v]) types.insert(state.vc_cells[index].leaf_type);
       vc_leaf_types[v].assign(types.begin(), types.end());
     }
+    plan_borrowing();
   }
 
   bool physical_mode() const { return model.vcs.empty(); }
@@ -310,6 +311,15 @@ struct core_impl {
   // that lenders may still lend and hold unbound), of one leaf type ("": any). An upper bound
   // for cannot_fit; 0 says a borrow pass cannot succeed. Cached per binding_version for "".
   int borrowable(int vc, const std::string& leaf_type) const;
+  // What borrowable() weighs, per VC, worked out once from the configuration: each type of its
+  // borrowingLimit with its leaf type and GPUs per cell, and each VC's lendingLimit of it.
+  struct borrow_term {
+    std::string type, leaf_type;
+    int limit = 0, leaves = 1;
+    std::vector<int> lend_limit; // per VC
+  };
+  std::vector<std::vector<borrow_term>> borrow_terms;
+  void plan_borrowing();
   mutable std::vector<std::pair<std::uint64_t, int>> borrowable_cache; // per VC: (version + 1, GPUs)
   std::vector<char> may_borrow; // per VC: borrowing is on, it has a borrowingLimit, someone lends
   void note_borrowed(const group_entry& g);

@@ -473,24 +473,37 @@ int core_impl::borrowable(int vc, const std::string& leaf_type) const {
   auto& cached = borrowable_cache[static_cast<std::size_t>(vc)];
   if (leaf_type.empty() && cached.first == state.binding_version() + 1) return cached.second;
   int gpus = 0;
-  for (const auto& [type, limit] : model.vcs[static_cast<std::size_t>(vc)].borrowing_limit) {
-    const auto info = model.tree.type_info(type);
-    if (!info || !type_matches(leaf_type, info->leaf_type)) continue;
-    const int room = limit - state.borrowed_cells(vc, type);
+  for (const auto& t : borrow_terms[static_cast<std::size_t>(vc)]) {
+    if (!type_matches(leaf_type, t.leaf_type)) continue;
+    const int room = t.limit - state.borrowed_cells(vc, t.type);
+    if (room <= 0) continue;
     int lendable = 0;
-    for (std::size_t l = 0; l < model.vcs.size() && room > 0; ++l) {
+    for (std::size_t l = 0; l < model.vcs.size(); ++l) {
       const int lender = static_cast<int>(l);
       if (lender == vc) continue;
-      const int may = limit_of(model.vcs[l].lending_limit, type) - state.lent_cells(lender, type);
-      if (may > 0) lendable += std::min(may, state.unbound_of_type(lender, type));
+      const int may = t.lend_limit[l] - state.lent_cells(lender, t.type);
+      if (may > 0) lendable += std::min(may, state.unbound_of_type(lender, t.type));
     }
-    if (room <= 0 || lendable == 0) continue;
-    int leaves = 1;
-    for (auto t = info; t && !t->is_leaf; t = model.tree.type_info(t->child_type)) leaves *= t->child_number;
-    gpus += std::min(room, lendable) * leaves;
+    if (lendable > 0) gpus += std::min(room, lendable) * t.leaves;
   }
   if (leaf_type.empty()) cached = {state.binding_version() + 1, gpus};
   return gpus;
+}
+
+void core_impl::plan_borrowing() {
+  borrow_terms.assign(model.vcs.size(), {});
+  for (std::size_t v = 0; v < model.vcs.size(); ++v)
+    for (const auto& [type, limit] : model.vcs[v].borrowing_limit) {
+      const auto info = model.tree.type_info(type);
+      if (!info) continue;
+      borrow_term t;
+      t.type = type;
+      t.leaf_type = info->leaf_type;
+      t.limit = limit;
+      for (auto u = info; u && !u->is_leaf; u = model.tree.type_info(u->child_type)) t.leaves *= u->child_number;
+      for (const auto& lender : model.vcs) t.lend_limit.push_back(limit_of(lender.lending_limit, type));
+      borrow_terms[v].push_back(std::move(t));
+    }
 }
 
 int core_impl::scope_watch(int vc, const std::string& leaf_type) const {
