@@ -153,6 +153,51 @@ struct scheduler_core::impl : detail::core_impl {
     return out;
   }
 
+  struct preempt_words {
+    decision_kind kind = decision_kind::wait;
+    std::string why;
+    std::vector<pod_ref> victims;
+  };
+  std::optional<preempt_words> told_preempt; // the current tell's (or extender call's)
+  // What a preempting group's pods are told: waiting on a reclaim's deadline or a reservation,
+  // or the preemption with its victims.
+  preempt_words preempt_words_of(const group_entry& g) {
+    int gpus = 0;
+    std::vector<const std::string*> nodes; // by name, once each
+    for (const auto& s : g.slots) {
+      gpus += static_cast<int>(s.place.leaves.size());
+      nodes.push_back(&s.place.node);
+    }
+    std::sort(nodes.begin(), nodes.end(), [](const std::string* a, const std::string* b) { return *a < *b; });
+    nodes.erase(std::unique(nodes.begin(), nodes.end(), [](const std::string* a, const std::string* b) { return *a == *b; }),
+                nodes.end());
+    std::string where;
+    for (const std::string* n : nodes) {
+      if (!where.empty()) where += ", ";
+      where += *n;
+    }
+    if (g.reclaim_due_ms > now) {
+      std::string lent_to;
+      for (int v : g.victims)
+        if (const group_entry* q = group(v); q && q->vc >= 0 && lent_to.find(model.vcs[q->vc].name) == std::string::npos)
+          lent_to += (lent_to.empty() ? "" : ", ") + model.vcs[q->vc].name;
+      return {decision_kind::wait,
+              "reclaiming " + std::to_string(gpus) + " GPUs on " + where + " lent to VC " + lent_to + " for the gang '" +
+                  g.name + "': their pods are deleted in " + std::to_string((g.reclaim_due_ms - now + 999) / 1000) +
+                  "s unless they finish first",
+              {}};
+    }
+    if (g.reserving)
+      return {decision_kind::wait,
+              "the gang '" + g.name + "' waited past its turn and reserves " + std::to_string(gpus) + " GPUs on " +
+                  where + "; it binds as soon as the pods running there finish",
+              {}};
+    auto victims = victim_pods(g);
+    std::string why = "preempting " + std::to_string(victims.size()) + " lower-priority pod(s) to free " +
+                      std::to_string(gpus) + " GPUs on " + where + " for the gang '" + g.name + "'";
+    return {decision_kind::preempt, std::move(why), std::move(victims)};
+  }
+
   // The decision for one waiting pod of a group that has been through placement. `quiet`:
   // nothing when the pod's last reason is unchanged.
   std::optional<pod_decision> pod_outcome(pod_entry& p, group_entry& g, const std::string& reason, bool quiet,
@@ -194,38 +239,9 @@ struct scheduler_core::impl : detail::core_impl {
                                           " GPUs in affinity group '" + g.name + "' is already placed");
     }
     case group_state::preempting: {
-      int gpus = 0;
-      std::vector<const std::string*> nodes; // by name, once each
-      for (const auto& s : g.slots) {
-        gpus += static_cast<int>(s.place.leaves.size());
-        nodes.push_back(&s.place.node);
-      }
-      std::sort(nodes.begin(), nodes.end(), [](const std::string* a, const std::string* b) { return *a < *b; });
-      nodes.erase(std::unique(nodes.begin(), nodes.end(), [](const std::string* a, const std::string* b) { return *a == *b; }),
-                  nodes.end());
-      std::string where;
-      for (const std::string* n : nodes) {
-        if (!where.empty()) where += ", ";
-        where += *n;
-      }
-      if (g.reclaim_due_ms > now) {
-        std::string lent_to;
-        for (int v : g.victims)
-          if (const group_entry* q = group(v); q && q->vc >= 0 && lent_to.find(model.vcs[q->vc].name) == std::string::npos)
-            lent_to += (lent_to.empty() ? "" : ", ") + model.vcs[q->vc].name;
-        return say(decision_kind::wait, "reclaiming " + std::to_string(gpus) + " GPUs on " + where + " lent to VC " +
-                                            lent_to + " for the gang '" + g.name + "': their pods are deleted in " +
-                                            std::to_string((g.reclaim_due_ms - now + 999) / 1000) +
-                                            "s unless they finish first");
-      }
-      if (g.reserving)
-        return say(decision_kind::wait, "the gang '" + g.name + "' waited past its turn and reserves " +
-                                            std::to_string(gpus) + " GPUs on " + where +
-                                            "; it binds as soon as the pods running there finish");
-      auto victims = victim_pods(g);
-      std::string why = "preempting " + std::to_string(victims.size()) + " lower-priority pod(s) to free " +
-                        std::to_string(gpus) + " GPUs on " + where + " for the gang '" + g.name + "'";
-      return say(decision_kind::preempt, std::move(why), std::move(victims));
+      // The same words for each pod of the group: worked out once per tell.
+      if (!told_preempt) told_preempt = preempt_words_of(g);
+      return say(told_preempt->kind, told_preempt->why, told_preempt->victims);
     }
     case group_state::pending:
       // The common case of a round: told this already (no copy of the reason to find out).
@@ -373,6 +389,7 @@ void scheduler_core::pod_bound(std::string_view uid) {
 
 // The pods of a group that has been through placement (advance) hear their decisions.
 void scheduler_core::impl::tell(group_entry& g, const std::string& reason, std::vector<pod_decision>& out) {
+  told_preempt.reset();
   bool undecided = false;
   std::optional<std::string> group_part;
   for (const auto& uid : g.pods) {
@@ -522,6 +539,7 @@ pod_decision scheduler_core::schedule_one(std::string_view uid, const std::vecto
   std::string reason = d.advance(g, restrict ? &nodes : nullptr, now_ms);
   if (restrict && g.state == group_state::pending)
     reason += " (only kube-scheduler's " + std::to_string(nodes.size()) + " suggested node(s) considered)";
+  d.told_preempt.reset();
   auto dec = d.pod_outcome(p, g, reason, false, group_part);
   g.told = false;
   d.unqueue_if_decided(g);
