@@ -184,18 +184,20 @@ public:
     thread_local std::vector<open_cell> rest, heap;
     rest.clear();
     // Roots whose index position and rank, then bounds, are fetched while earlier ones are weighed.
+    // The root with the lowest bounds is tracked on the way (`later` orders a max-heap whose
+    // top is the lowest bound).
     constexpr std::size_t far = 16, near = 8;
+    std::size_t lowest = 0;
     for (std::size_t r = 0; r < roots_.size(); ++r) {
       if (r + far < roots_.size()) {
         index_.prefetch_position(roots_[r + far].cell);
         state_.bindings.prefetch_rank(roots_[r + far].cell);
       }
       if (r + near < roots_.size()) index_.prefetch(roots_[r + near].cell, cls_);
-      push(rest, roots_[r].cell, static_cast<int>(r));
+      if (push(rest, roots_[r].cell, static_cast<int>(r)) && later(rest[lowest], rest.back())) lowest = rest.size() - 1;
     }
     if (rest.empty()) return std::nullopt;
-    // `later` orders a max-heap whose top is the lowest bound: its max_element is the lowest.
-    const auto first = std::max_element(rest.begin(), rest.end(), later);
+    const auto first = rest.begin() + static_cast<std::ptrdiff_t>(lowest);
     heap.assign(1, *first);
     *first = rest.back();
     rest.pop_back();
@@ -238,9 +240,12 @@ private:
     std::tuple<int, int, int, int, int, int> tail;
   };
 
-  static bool later(const open_cell& a, const open_cell& b) {
-    return std::tie(a.preempt, a.weight, a.rank) > std::tie(b.preempt, b.weight, b.rank);
-  }
+  // A function object, not a function: the heap and max_element calls inline it.
+  static constexpr struct {
+    bool operator()(const open_cell& a, const open_cell& b) const {
+      return std::tie(a.preempt, a.weight, a.rank) > std::tie(b.preempt, b.weight, b.rank);
+    }
+  } later{};
 
   // An open cell whose bounds tie with the best candidate's (preempt, weight) can still hold a
   // better one only through the tie-breakers; below each is its lowest value inside the cell:
