@@ -183,12 +183,23 @@ const core_impl::node_slots& core_impl::slots_of(free_summary& s, int size) cons
 }
 
 void append_joined(std::string& out, const std::vector<int>& v, std::string_view separator) {
-  char digits[16];
+  // Written into a buffer and appended in one piece: every bind writes a few dozen of these.
+  char buffer[256];
+  std::size_t used = 0;
   for (std::size_t i = 0; i < v.size(); ++i) {
-    if (i) out += separator;
-    const auto end = std::to_chars(digits, digits + sizeof digits, v[i]).ptr;
-    out.append(digits, end);
+    if (used + separator.size() + 16 > sizeof buffer) {
+      out.append(buffer, used);
+      used = 0;
+    }
+    if (i && separator.size() + 16 > sizeof buffer) {
+      out += separator; // (no caller joins with so long a separator)
+    } else if (i) {
+      separator.copy(buffer + used, separator.size());
+      used += separator.size();
+    }
+    used = static_cast<std::size_t>(std::to_chars(buffer + used, buffer + sizeof buffer, v[i]).ptr - buffer);
   }
+  out.append(buffer, used);
 }
 
 std::string join_indices(const std::vector<int>& v) {
