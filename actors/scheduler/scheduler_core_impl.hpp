@@ -266,7 +266,6 @@ struct core_impl {
   }
   std::map<placement_class, scope_stamp> failed_classes;
   std::uint64_t failed_generation = 1;  // moves when failed_classes is cleared
-  // The hint says what placing the group would say now, without a copy of its reason.
   // The class hint (place_group): whether a gang of g's class failed at this scope.
   bool class_fails(group_entry& g, const scope_stamp& at, bool old);
   // A waiting gang whose pods were told a reason fails like its class at the current scope:
@@ -274,9 +273,6 @@ struct core_impl {
   // the reason. What place_group does for it, minus the string a round of 5,000 such gangs
   // copied 5,000 times.
   bool told_fails_like_class(group_entry& g, std::int64_t now_ms);
-  bool hint_holds(const group_entry& g, std::int64_t now_ms) const {
-    return options.shortcuts && g.hint && g.hint->at == scope_of(g) && g.hint->old == old_enough(g, now_ms);
-  }
   // Groups whose stale wait reason the last schedule() left for later, in turn.
   std::vector<group_entry*> stale;
   // Quiet rounds: the state's change count after a round that changed nothing (~0: none), a
