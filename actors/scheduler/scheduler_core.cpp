@@ -473,13 +473,9 @@ std::vector<pod_decision> scheduler_core::schedule(std::int64_t now_ms) {
     if (g->state == group_state::pending && g->told && g->hint && d.options.shortcuts) {
       const bool old = d.old_enough(*g, now_ms);
       const detail::scope_stamp at = d.scope_of(*g);
-      const bool holds = g->hint->at == at && g->hint->old == old;
-      if (holds || d.class_fails(*g, at, old)) {
+      if ((g->hint->at == at && g->hint->old == old) || d.told_fails_like_class(*g, at, old)) {
         note_age();
-        if (holds && !g->hint->stale) continue;
-        g->hint->at = at;
-        g->hint->old = old;
-        g->hint->stale = true;
+        if (!g->hint->stale) continue;
         if (refreshes == 0) {
           d.stale.push_back(g);
           continue;

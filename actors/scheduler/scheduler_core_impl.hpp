@@ -268,11 +268,10 @@ struct core_impl {
   std::uint64_t failed_generation = 1;  // moves when failed_classes is cleared
   // The class hint (place_group): whether a gang of g's class failed at this scope.
   bool class_fails(group_entry& g, const scope_stamp& at, bool old);
-  // A waiting gang whose pods were told a reason fails like its class at the current scope:
-  // its hint is marked stale (the counts in its reason moved) without a search or a copy of
-  // the reason. What place_group does for it, minus the string a round of 5,000 such gangs
-  // copied 5,000 times.
-  bool told_fails_like_class(group_entry& g, std::int64_t now_ms);
+  // A waiting gang whose pods were told a reason fails like its class where it stands (`at`,
+  // `old`) though its own hint was for elsewhere: its hint moves there and is marked stale (the
+  // counts in its reason moved) without a search or a copy of the reason.
+  bool told_fails_like_class(group_entry& g, const scope_stamp& at, bool old);
   // Groups whose stale wait reason the last schedule() left for later, in turn.
   std::vector<group_entry*> stale;
   // Quiet rounds: the state's change count after a round that changed nothing (~0: none), a

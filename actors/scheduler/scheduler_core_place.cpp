@@ -525,7 +525,7 @@ std::string core_impl::place_group(group_entry& g, const std::set<std::string>* 
   if (g.hint && g.hint->at == at && g.hint->old == old) return g.hint->reason;
   // Fails like its class. Pods already told something keep it until schedule() refreshes the
   // reason within its budget (the counts in it are what changed).
-  if (told_fails_like_class(g, now_ms)) return g.hint->reason;
+  if (told_fails_like_class(g, at, old)) return g.hint->reason;
   if (class_fails(g, at, old)) {
     g.told = false;
     g.hint = placement_hint{at, old, false, wait_reason(g)};
@@ -567,10 +567,8 @@ bool core_impl::class_fails(group_entry& g, const scope_stamp& at, bool old) {
   return g.class_failed && *g.class_failed == at;
 }
 
-bool core_impl::told_fails_like_class(group_entry& g, std::int64_t now_ms) {
+bool core_impl::told_fails_like_class(group_entry& g, const scope_stamp& at, bool old) {
   if (!options.shortcuts || g.state != group_state::pending || !g.told || !g.hint) return false;
-  const bool old = old_enough(g, now_ms);
-  const scope_stamp at = scope_of(g);
   if ((g.hint->at == at && g.hint->old == old) || !class_fails(g, at, old)) return false;
   g.hint->at = at;
   g.hint->old = old;

@@ -11,10 +11,6 @@ namespace kozmo::scheduler::detail {
 
 namespace {
 
-std::string gpus_phrase(const std::string& leaf_type) {
-  return leaf_type.empty() ? std::string("GPUs") : leaf_type + " GPUs";
-}
-
 // Appended in place: a round refreshes a hundred reasons, and a chain of operator+ made a
 // string per piece.
 void add_int(std::string& out, int v) {
@@ -28,6 +24,12 @@ void add_gpus(std::string& out, const std::string& leaf_type) {
     out += ' ';
   }
   out += "GPUs";
+}
+
+std::string gpus_phrase(const std::string& leaf_type) {
+  std::string out;
+  add_gpus(out, leaf_type);
+  return out;
 }
 
 void add_needs(std::string& out, const group_entry& g, const std::string& type) {
@@ -183,23 +185,12 @@ const core_impl::node_slots& core_impl::slots_of(free_summary& s, int size) cons
 }
 
 void append_joined(std::string& out, const std::vector<int>& v, std::string_view separator) {
-  // Written into a buffer and appended in one piece: every bind writes a few dozen of these.
-  char buffer[256];
-  std::size_t used = 0;
+  char digits[16];
   for (std::size_t i = 0; i < v.size(); ++i) {
-    if (used + separator.size() + 16 > sizeof buffer) {
-      out.append(buffer, used);
-      used = 0;
-    }
-    if (i && separator.size() + 16 > sizeof buffer) {
-      out += separator; // (no caller joins with so long a separator)
-    } else if (i) {
-      separator.copy(buffer + used, separator.size());
-      used += separator.size();
-    }
-    used = static_cast<std::size_t>(std::to_chars(buffer + used, buffer + sizeof buffer, v[i]).ptr - buffer);
+    if (i) out += separator;
+    const auto end = std::to_chars(digits, digits + sizeof digits, v[i]).ptr;
+    out.append(digits, end);
   }
-  out.append(buffer, used);
 }
 
 std::string join_indices(const std::vector<int>& v) {
